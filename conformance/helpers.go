@@ -1279,11 +1279,24 @@ func ok(err error, what string, args ...any) {
 	GinkgoHelper()
 	if err != nil {
 		msg := fmt.Sprintf(what, args...) + ": " + err.Error()
-		if gaveUpDuringStall(msg) || missedDuringStall(msg, err) {
+		if rpcGaveUpDuringStall(msg, failingRPCs(err), false) || missedDuringStall(msg, err) {
 			panic(stalledOut{})
 		}
 		Fail(msg)
 	}
+}
+
+// failingRPCs are the RPCs (client ids) err says a packet of is missing:
+// a tester.MissingError's awaited RPC (Match.RPC). None for a wait for
+// any RPC's packet or any other error: no one RPC's held-up silence
+// explains those, and another RPC's silence, one the spec kept on
+// purpose, must not (rpcGaveUpDuringStall).
+func failingRPCs(err error) []uint64 {
+	var m *tester.MissingError
+	if errors.As(err, &m) && m.RPC() != 0 {
+		return []uint64{m.RPC() &^ 1}
+	}
+	return nil
 }
 
 // missedDuringStall reports whether err is a tester expectation that saw
@@ -1394,24 +1407,29 @@ func stalledLongest(msg string, from, to time.Time, lost time.Duration) bool {
 	return true
 }
 
-// gaveUpDuringStall reports whether the IUT ended one of the spec's RPCs
-// by its timer after the tester had left it silent (timerEnded), while
-// stalls this machine measured held things up for at least half that
-// silence: the tester was kept from acting in time, so what the spec then
-// waited for in vain (msg) says nothing of the IUT. If so it records msg
-// as timing-inconclusive. A stall excuses a late tester, not a silence
-// the spec kept (holding GRANTs on purpose, or waiting for what the IUT
+// rpcGaveUpDuringStall reports whether the IUT ended one of the RPCs
+// (client ids) in ids, those whose failure msg says, by its timer after
+// the tester had left it silent (timerEnded), or may have ended it
+// without a word (testerSilences: those the tester ended, and with
+// running the one still running now), while stalls this machine
+// measured held things up for at least half that silence: the tester was
+// kept from acting in time, so what the spec then waited for in vain
+// (msg) says nothing of the IUT. If so it records msg as
+// timing-inconclusive. A stall excuses a late tester, not a silence the
+// spec kept (holding GRANTs on purpose, or waiting for what the IUT
 // owed): the silence must have ended within timeout_ticks-2 ticks plus
-// what the stalls lost (heldUp). Only without a verdict yet: it reads the
-// results of the spec's IUT calls.
-func gaveUpDuringStall(msg string) bool { return rpcGaveUpDuringStall(msg, nil) }
-
-// rpcGaveUpDuringStall is gaveUpDuringStall weighing the silences of
-// the RPCs (client ids) in ids alone, all of the spec's when ids is nil:
-// for a failure of one RPC, which another RPC's silence, one the spec
-// kept on purpose (a call it lets time out beside), does not explain.
-func rpcGaveUpDuringStall(msg string, ids []uint64) bool {
-	if env.Stalls == nil {
+// what the testers' stalls lost (heldUp). Only the failing RPCs' own
+// silences count: another RPC's, one the spec kept on purpose (a call it
+// lets time out beside), explains nothing of theirs (ok and callOK
+// passed every RPC of the spec before). No ids: false. A silence still
+// running counts only with running: for a wait due after the tester's
+// next act (a RESEND the server would send once its silence ended), not
+// for a packet the IUT owed at once (a GRANT for bytes already sent,
+// which a tester held up meanwhile finds when it runs again: ok).
+// Only without a verdict yet: it reads the results of the spec's IUT
+// calls.
+func rpcGaveUpDuringStall(msg string, ids []uint64, running bool) bool {
+	if env.Stalls == nil || len(ids) == 0 {
 		return false
 	}
 	pr := params()
@@ -1421,31 +1439,48 @@ func rpcGaveUpDuringStall(msg string, ids []uint64) bool {
 			r.took(res)
 		}
 	}
-	timedOut := cur.timedOut
 	var logs [][]*tester.Packet
 	for _, p := range cur.peers {
 		logs = append(logs, p.Log())
 	}
 	quiet := pr.Ticks(max(1, pr.TimeoutTicks-2))
-	for _, g := range timerEnded(logs, timedOut, quiet) {
-		if (ids == nil || slices.Contains(ids, g.id)) && heldUp(g, quiet) && stalledAtLeast(fmt.Sprintf("%s; the IUT had ended RPC %d after %v in which the tester sent it no DATA, GRANT or BUSY (timeout_ticks %d of %v)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
+	var until time.Time
+	if running {
+		until = env.Clock.Now()
+	}
+	ended, silent := heldUpSilences(logs, cur.timedOut, quiet, ids, until)
+	for _, g := range ended {
+		if stalledAtLeast(fmt.Sprintf("%s; the IUT had ended RPC %d after %v in which the tester sent it no DATA, GRANT or BUSY (timeout_ticks %d of %v)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
 			return true
 		}
 	}
-	// For named RPCs, their silence still running counts too (the
-	// failing wait is theirs); for all of the spec's, only silences the
-	// tester ended (a spec's own wait after a silence it kept would
-	// count).
-	var until time.Time
-	if ids != nil {
-		until = env.Clock.Now()
-	}
-	for _, g := range testerSilences(logs, quiet, until) {
-		if (ids == nil || slices.Contains(ids, g.id)) && heldUp(g, quiet) && stalledAtLeast(fmt.Sprintf("%s; the tester had sent RPC %d no DATA, GRANT or BUSY for %v (timeout_ticks %d of %v), after which the IUT may have ended it without a word (a server drops an RPC whose client went silent: homa_timer_check_rpc)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
+	for _, g := range silent {
+		if stalledAtLeast(fmt.Sprintf("%s; the tester had sent RPC %d no DATA, GRANT or BUSY for %v (timeout_ticks %d of %v), after which the IUT may have ended it without a word (a server drops an RPC whose client went silent: homa_timer_check_rpc)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
 			return true
 		}
 	}
 	return false
+}
+
+// heldUpSilences are the silences of at least quiet of the RPCs in ids
+// (client ids) that the testers' stalls made (heldUp), in the peers'
+// logs: those after which the IUT ended the RPC (timerEnded; timedOut:
+// the calls that timed out, client id → when) and those the tester
+// ended, and unless until is zero the one still running then
+// (testerSilences).
+func heldUpSilences(logs [][]*tester.Packet, timedOut map[uint64]time.Time, quiet time.Duration, ids []uint64, until time.Time) (ended, silent []silentEnd) {
+	mine := func(g silentEnd) bool { return slices.Contains(ids, g.id) && heldUp(g, quiet) }
+	for _, g := range timerEnded(logs, timedOut, quiet) {
+		if mine(g) {
+			ended = append(ended, g)
+		}
+	}
+	for _, g := range testerSilences(logs, quiet, until) {
+		if mine(g) {
+			silent = append(silent, g)
+		}
+	}
+	return ended, silent
 }
 
 // heldUp reports whether silence g was the stalls': it ended (the
@@ -1626,18 +1661,15 @@ func suiteLate(v spec.Finding) spec.Finding {
 	return v
 }
 
-// stalledDuring reports whether a stall the environment measured overlaps
-// [from, to]; if so it records timing finding msg (a spec's own timing
-// expectation) as timing-inconclusive, naming the stall, as inconclusive
-// does for the checker's findings.
-func stalledDuring(msg string, from, to time.Time) bool {
-	return stalledAtLeast(msg, from, to, 0)
-}
-
-// stalledAtLeast is stalledDuring for an expectation only a long stall
-// can break: the stalls overlapping [from, to] must have lost at least
-// lost between them (a client timing out while its peer kept answering
-// needs the answers held up for most of timeout_ticks, not any stall).
+// stalledAtLeast reports whether the stalls the environment measured
+// overlapping [from, to] lost at least lost between them; if so it
+// records timing finding msg (a spec's own timing expectation) as
+// timing-inconclusive, naming the stall, as inconclusive does for the
+// checker's findings. lost is what the expectation's breach needs: a
+// timer event late by l needs l lost (offSchedule), a client timing out
+// while its peer kept answering most of timeout_ticks. Never any
+// overlapping stall: one that lost less than the lateness does not
+// explain it (stalledDuring, which asked no loss, is gone).
 func stalledAtLeast(msg string, from, to time.Time, lost time.Duration) bool {
 	return stalledAtLeastOf(msg, from, to, lost, nil)
 }
@@ -1645,8 +1677,20 @@ func stalledAtLeast(msg string, from, to time.Time, lost time.Duration) bool {
 // stalledAtLeastOf is stalledAtLeast weighing only the stalls keep
 // selects (all when nil): those that could have caused what msg says.
 func stalledAtLeastOf(msg string, from, to time.Time, lost time.Duration, keep func(stall.Span) bool) bool {
-	if env.Stalls == nil {
+	spans, sum, lostThat := stallsLost(from, to, lost, keep)
+	if !lostThat {
 		return false
+	}
+	AddReportEntry(entryInconclusive, fmt.Sprintf("%s %s%s; %v lost in all)", msg, stallMark, spans[0], sum))
+	return true
+}
+
+// stallsLost returns the stalls measured overlapping [from, to] that keep
+// selects (all when nil), what they lost between them, and whether that
+// is at least lost (stalledAtLeastOf without recording a finding).
+func stallsLost(from, to time.Time, lost time.Duration, keep func(stall.Span) bool) ([]stall.Span, time.Duration, bool) {
+	if env.Stalls == nil {
+		return nil, 0, false
 	}
 	env.Stalls.Settle(ctx(), time.Now())
 	spans := stall.Overlaps(env.Stalls.Spans(), from, to)
@@ -1654,11 +1698,7 @@ func stalledAtLeastOf(msg string, from, to time.Time, lost time.Duration, keep f
 		spans = slices.DeleteFunc(spans, func(s stall.Span) bool { return !keep(s) })
 	}
 	sum := stall.Lost(spans)
-	if len(spans) == 0 || sum < lost {
-		return false
-	}
-	AddReportEntry(entryInconclusive, fmt.Sprintf("%s %s%s; %v lost in all)", msg, stallMark, spans[0], sum))
-	return true
+	return spans, sum, len(spans) > 0 && sum >= lost
 }
 
 // slackInconclusive records timing finding q, which only the measured

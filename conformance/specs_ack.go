@@ -371,7 +371,7 @@ var _ = Describe("acknowledgements", func() {
 				"an ACK for RPC %d, whose response lacks bytes [%d, %d)", r.id, from, to)
 			r.resendResponse(p, respLen, from, to, rs.Pkt.Resend().Priority())
 			res := r.wait()
-			callOK(res, "the IUT's call failed once the missing bytes came")
+			r.callOK(res, "the IUT's call failed once the missing bytes came")
 			Expect(res.Response).To(Equal(respLen))
 			// The whole response is out now: a server asks request_ack_ticks
 			// later, and gets its ACK.
@@ -469,7 +469,7 @@ var _ = Describe("acknowledgements", func() {
 			}}, wait(2*pr.Tick))
 			ok(err, "the request retransmitted for a RESEND")
 			res := r.respond(p, 100, pr.CutoffVersion)
-			callOK(res, "the IUT's call failed")
+			r.callOK(res, "the IUT's call failed")
 			// The acks still pending, handed out on the tester's NEED_ACKs.
 			pause(deadline(pr.Ticks(pr.RequestAckTicks)), "waiting request_ack_ticks before NEED_ACK")
 			askUnacked(p, append(rs, r), acked)
@@ -534,7 +534,7 @@ var _ = Describe("acknowledgements", func() {
 			}
 			r.resendResponse(p, respLen, from, to, rs.Pkt.Resend().Priority())
 			res := r.wait()
-			callOK(res, "the IUT's call failed once the missing bytes came")
+			r.callOK(res, "the IUT's call failed once the missing bytes came")
 			Expect(res.Response).To(Equal(respLen))
 			next.serveFully(p, 100)
 			// The acks still pending, handed out on the tester's NEED_ACKs.

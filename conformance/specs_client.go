@@ -120,5 +120,5 @@ func unschedThenGranted(p *tester.Peer, pr spec.Params, reqLen int) {
 	}
 	Expect(last.Priority).To(Equal(uint8(2)), "scheduled DATA uses the GRANT's priority")
 	res := r.respond(p, 100, pr.CutoffVersion)
-	callOK(res, "the IUT's call failed")
+	r.callOK(res, "the IUT's call failed")
 }

@@ -110,7 +110,7 @@ var _ = Describe("cutoffs", func() {
 				Expect(x.Pkt.Data().CutoffVersion()).To(Equal(uint16(version)), "cutoff_version of DATA at offset %d, sent after CUTOFFS version %d", x.Pkt.Data().Offset(), version)
 			}
 			res := r.respond(p, 100, pr.CutoffVersion)
-			callOK(res, "the IUT's call failed")
+			r.callOK(res, "the IUT's call failed")
 			checkExchange(p)
 			sendCutoffs(p, r.control(), pr.UnschedCutoffs, pr.CutoffVersion)
 		}))
@@ -175,7 +175,7 @@ var _ = Describe("cutoffs", func() {
 			ok(err, "CUTOFFS from the client after response DATA with cutoff_version %d", pr.CutoffVersion+1)
 			Expect(c.Pkt.Cutoffs().CutoffVersion()).To(Equal(pr.CutoffVersion))
 			res := r.wait()
-			callOK(res, "the call completes")
+			r.callOK(res, "the call completes")
 			checkExchange(p)
 		}))
 })

@@ -86,7 +86,7 @@ var _ = Describe("IPv6", func() {
 				r.resendRange(p, pkts, from, to, ctrlLevel(pr))
 			}
 			res := r.respond(p, n, pr.CutoffVersion)
-			callOK(res, "the IUT's call failed")
+			r.callOK(res, "the IUT's call failed")
 			Expect(res.Response).To(Equal(n))
 			checkExchange(p)
 		}))

@@ -301,3 +301,116 @@ func TestHeldUp(t *testing.T) {
 		})
 	}
 }
+
+// TestStallsLostCoverLateness: a spec's own late-timing excuse
+// (timedOutLate: RESEND-timeout, RESEND-timeout-response-begun,
+// RESEND-timeout-need-ack; RESEND-server-timeout's probe; GRANT-fifo-oldest's
+// choice) needs the stalls there to have lost the lateness between
+// them, offSchedule's reading. Before, any stall overlapping the wait
+// excused it (stalledDuring): an abort 40 ms past its bound beside a
+// 5 ms IUT freeze, a probe sent 6 ms late beside a 50 ms IUT freeze
+// (which sends no probe late), a FIFO choice 10 ms after the bytes that
+// made the old message eligible beside a 1 ms stall each passed with a
+// timing note.
+func TestStallsLostCoverLateness(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
+	at := func(n float64) time.Time { return t0.Add(ms(n)) }
+	iut := func(from, to float64) stall.Span {
+		return stall.Span{From: at(from), To: at(to), Who: "IUT agent on h1 (frozen by the simulator)", Lost: ms(to - from)}
+	}
+	held := func(from, to float64) stall.Span {
+		return stall.Span{From: at(from), To: at(to), Who: stall.Harness + " (held up by the simulator)", Lost: ms(to - from)}
+	}
+	for _, c := range []struct {
+		name     string
+		spans    []stall.Span
+		from, to time.Time
+		lost     time.Duration
+		keep     func(stall.Span) bool
+		want     bool
+	}{
+		// RESEND-timeout: timeoutLate 100 ms, the abort 140 ms in.
+		{"timeout 40 ms late, a 5 ms IUT freeze", []stall.Span{iut(60, 65)}, t0, at(140), ms(40), nil, false},
+		{"timeout 40 ms late, a 45 ms IUT freeze", []stall.Span{iut(60, 105)}, t0, at(140), ms(40), nil, true},
+		{"timeout 40 ms late, freezes of 25 and 20 ms", []stall.Span{iut(20, 45), iut(80, 100)}, t0, at(140), ms(40), nil, true},
+		// RESEND-server-timeout's probe, due at 0, sent 6 ms late.
+		{"probe 6 ms late, a 50 ms IUT freeze", []stall.Span{iut(-20, 30)}, t0, at(6), ms(6), ofTesters, false},
+		{"probe 6 ms late, a 2 ms tester hold-up", []stall.Span{held(1, 3)}, t0, at(6), ms(6), ofTesters, false},
+		{"probe 6 ms late, a 7 ms tester hold-up", []stall.Span{held(-1, 6)}, t0, at(6), ms(6), ofTesters, true},
+		// GRANT-fifo-oldest: the choice 10 ms after pre.
+		{"FIFO choice, a 1 ms stall", []stall.Span{iut(4, 5)}, t0, at(10), ms(10), nil, false},
+		{"FIFO choice, a 12 ms stall", []stall.Span{iut(-1, 11)}, t0, at(10), ms(10), nil, true},
+	} {
+		withStalls(t, c.spans, func() {
+			if _, _, got := stallsLost(c.from, c.to, c.lost, c.keep); got != c.want {
+				t.Errorf("%s: excused %v, want %v", c.name, got, c.want)
+			}
+			// What stalledDuring asked: any stall overlapping.
+			if len(stall.Overlaps(c.spans, c.from, c.to)) == 0 {
+				t.Errorf("%s: no stall overlaps: not a case the old excuse took", c.name)
+			}
+		})
+	}
+	// timedOutLate's window and loss: from the wait's start to the
+	// abort, the overshoot past the bound.
+	if wFrom, wTo, lost, testers := offSchedule(ms(140), 0, ms(100), t0, at(140)); !wFrom.Equal(t0) || !wTo.Equal(at(140)) || lost != ms(40) || testers {
+		t.Errorf("offSchedule(140 ms, bound 100 ms) = %v-%v, %v lost, testers %v; want 0-140 ms, 40 ms, any stall", wFrom.Sub(t0), wTo.Sub(t0), lost, testers)
+	}
+}
+
+// TestHeldUpSilencesOwnRPC: a failing RPC is excused only by its own
+// silence that held-up testers made, not by another RPC's: RPC 10, a
+// call the tester left silent while held up 80 ms, timed out; RPC 12's
+// call failed too. ok and callOK weighed every RPC of the spec
+// (gaveUpDuringStall), so RPC 10's silence excused RPC 12's failure;
+// now RPC 12's own packets say it was answered, and it fails.
+func TestHeldUpSilencesOwnRPC(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	pkt := func(ms int, sent bool, f wire.Fields) *tester.Packet {
+		b, err := wire.Encode(f, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := wire.Decode(b, wire.DecodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &tester.Packet{At: at(ms), Sent: sent, Pkt: p}
+	}
+	data := func(id uint64) wire.Fields {
+		return &wire.DataFields{Common: wire.CommonFields{SenderID: id}, MessageLength: 100, Incoming: 100, SegOffset: wire.SegOffsetInSequence, Payload: make([]byte, 100)}
+	}
+	logs := [][]*tester.Packet{{
+		pkt(0, false, data(10)), // the IUT's request of RPC 10, then nothing from the tester
+		pkt(0, false, data(12)), // RPC 12: the tester answers with BUSY every 20 ms
+		pkt(20, true, &wire.BusyFields{Common: wire.CommonFields{SenderID: 13}}),
+		pkt(40, true, &wire.BusyFields{Common: wire.CommonFields{SenderID: 13}}),
+		pkt(60, true, &wire.BusyFields{Common: wire.CommonFields{SenderID: 13}}),
+		pkt(80, true, &wire.BusyFields{Common: wire.CommonFields{SenderID: 13}}),
+		pkt(100, true, &wire.BusyFields{Common: wire.CommonFields{SenderID: 13}}),
+	}}
+	timedOut := map[uint64]time.Time{10: at(110), 12: at(115)}
+	quiet := 98 * time.Millisecond
+	withStalls(t, []stall.Span{{From: at(10), To: at(90), Who: stall.Harness + " (held up by the simulator)", Lost: 80 * time.Millisecond}}, func() {
+		for _, c := range []struct {
+			ids  []uint64
+			want []uint64
+		}{
+			{[]uint64{12}, nil},
+			{[]uint64{10}, []uint64{10}},
+			{[]uint64{10, 12}, []uint64{10}}, // what gaveUpDuringStall weighed for RPC 12
+			{nil, nil},
+		} {
+			ended, silent := heldUpSilences(logs, timedOut, quiet, c.ids, at(120))
+			var got []uint64
+			for _, g := range append(ended, silent...) {
+				got = append(got, g.id)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("failing RPCs %v: excusing silences of %v, want %v", c.ids, got, c.want)
+			}
+		}
+	})
+}

@@ -52,11 +52,18 @@ type Config struct {
 // The goroutine that reads (the leader) runs a pass that is due, and the
 // timer is armed tickGrace later, so that it wakes nobody while packets
 // come; a timer that finds a leader interrupts it to run the pass.
+//
+// Over a handler-fed transport the same holds for what the transport has
+// handed over or can hand over: before a pass the timer has a
+// DrainTransport (memnet) deliver the packets that have arrived, and a
+// pass that finds a handler holding packets, waiting for the mutex, is
+// left to that handler, which runs it once its packets are in the machine.
 type Host struct {
 	m     *Machine
 	tr    Transport
 	batch BatchTransport // tr, when it sends and receives in batches
 	pull  PullTransport  // tr, when the host reads it itself
+	drain DrainTransport // tr, when handler-fed from a queue it can drain
 	epoch time.Time
 	// onBatch is receiveBatch as a func value made once (Pull's argument).
 	onBatch func([]Received)
@@ -95,7 +102,13 @@ type Host struct {
 	// passHanded is set while a pass the timer found due waits for the
 	// leader it interrupted (onTimer, release).
 	passHanded bool
-	dropped    int // requests a full receive queue refused
+	// handing counts the handler calls (receive, receiveBatch) that hold
+	// packets and wait for mu or run under it; passLeft is set (under mu)
+	// while a timer pass over a handler-fed transport, which found one,
+	// waits for it to run the pass (onTimer, passAfter).
+	handing  atomic.Int32
+	passLeft bool
+	dropped  int // requests a full receive queue refused
 	// txRefused counts the packets the transport refused (Stats.TxRefused;
 	// written after h.mu is released, under sendMu).
 	txRefused atomic.Int64
@@ -152,6 +165,9 @@ func New(cfg Config) (*Host, error) {
 	}
 	h := &Host{m: m, tr: cfg.Transport, batch: bt, epoch: time.Now(), sockets: map[uint16]*Socket{}, calls: map[uint64]*waiter{}}
 	h.pull, _ = cfg.Transport.(PullTransport)
+	if h.pull == nil {
+		h.drain, _ = cfg.Transport.(DrainTransport)
+	}
 	h.waiters.New = func() any { return &waiter{wake: make(chan struct{}, 1)} }
 	h.onBatch = h.receiveBatch
 	h.mu.Lock()
@@ -231,21 +247,25 @@ func (h *Host) Close() error {
 
 // receive is the transport's handler.
 func (h *Host) receive(src netip.Addr, prio uint8, pkt []byte) {
+	h.handing.Add(1)
 	h.mu.Lock()
+	h.handing.Add(-1)
 	if h.closed {
 		h.mu.Unlock()
 		return
 	}
 	now := h.now()
 	h.m.HandlePacket(now, src, prio, pkt)
-	h.unlockAt(now)
+	h.unlockAt(h.passAfter(now))
 }
 
 // receiveBatch is a BatchTransport's handler: every packet of the batch
 // goes into the machine under one lock, and what they provoke leaves in
 // one batch.
 func (h *Host) receiveBatch(pkts []Received) {
+	h.handing.Add(1)
 	h.mu.Lock()
+	h.handing.Add(-1)
 	if h.closed {
 		h.mu.Unlock()
 		return
@@ -265,8 +285,24 @@ func (h *Host) receiveBatch(pkts []Received) {
 		h.inBatch = true
 		h.dispatch()
 		h.inBatch = false
+	} else {
+		now = h.passAfter(now)
 	}
 	h.unlockAt(now)
+}
+
+// passAfter runs, over a handler-fed transport, the timer pass that the
+// timer left to the handler (onTimer found its packets handed over and
+// waiting for h.mu) once they are in the machine, and returns the time it
+// ran it at (now when none was left), as HomaModule's softirq handles the
+// packets that arrived before its timer thread counts silence. Called
+// with h.mu held.
+func (h *Host) passAfter(now time.Duration) time.Duration {
+	if !h.passLeft {
+		return now
+	}
+	h.passLeft = false
+	return h.timeoutAt(now)
 }
 
 // tickGrace is how much later than a timer tick a Host over a
@@ -308,7 +344,29 @@ func (h *Host) onTimer() {
 		h.mu.Unlock()
 		return
 	}
-	h.armedAt, h.passHanded = -1, false
+	if h.pull == nil && h.now() >= h.m.nextTick {
+		if h.drain != nil {
+			// What has arrived goes into the machine first (the
+			// handler takes h.mu).
+			h.mu.Unlock()
+			h.drain.Drain()
+			h.mu.Lock()
+			if h.closed {
+				h.mu.Unlock()
+				return
+			}
+		}
+		if h.handedOver() {
+			// A handler holds packets that arrived before this pass
+			// and waits for h.mu: it runs the pass after them
+			// (passAfter). The timer stays as armed (armedAt): the
+			// pass arms it again.
+			h.passLeft = true
+			h.mu.Unlock()
+			return
+		}
+	}
+	h.armedAt, h.passHanded, h.passLeft = -1, false, false
 	if h.pull != nil && !h.pullDead && h.leader == nil {
 		h.leader = h.drainer
 		h.passIfDue()
@@ -319,6 +377,19 @@ func (h *Host) onTimer() {
 		}
 	}
 	h.unlockAt(h.timeoutAt(h.now()))
+}
+
+// handedOver reports whether a handler call holds packets for the
+// machine, waiting for h.mu, once the packets other goroutines took from
+// the machine have reached the transport (the wait of timeoutAt, during
+// which a handler may come). Called with h.mu held.
+func (h *Host) handedOver() bool {
+	if h.handing.Load() > 0 {
+		return true
+	}
+	h.sendMu.Lock() // held by writers until their packets are out
+	h.sendMu.Unlock()
+	return h.handing.Load() > 0
 }
 
 // passIfDue runs the timer pass when it is due, after reading what waits

@@ -16,6 +16,7 @@ import (
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/homa/memnet"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -36,7 +37,12 @@ import (
 // resend/rpc, RESENDs sent per RPC, split into keepalive/rpc, those the
 // peer answered with BUSY (it had nothing to resend), and retransmit/rpc,
 // DATA packets sent again because a RESEND asked for them; fail/rpc, RPCs
-// that timed out.
+// that timed out; stall-max-ms, the longest time the process's goroutines
+// were kept from running (internal/stall's probe: its 2 ms wake-up at
+// least 5 ms late, 0 when none was): where the server's goroutines stand
+// still for tens of ms, RPCs stay silent for resend_ticks (50 ms) and get
+// RESENDs without loss, answered with BUSY, as HomaModule's would on a
+// host whose application threads stood still.
 //
 // The open-load=N% runs start requests at Poisson arrivals instead
 // (workload.Poisson), offering N% of the 1 Gbit/s link the parameters are
@@ -149,6 +155,7 @@ func loadedServer(b *testing.B, outstanding int, load float64) {
 	b.ResetTimer()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
+	mon := stall.Start(stall.Config{}) // the probe only: this process's late wake-ups
 	start, cpu0 := time.Now(), cpuTime(b)
 	call := func(c *homa.Socket, i int) {
 		if _, err := c.Call(context.Background(), dst, request[:sizes[i]]); err != nil {
@@ -183,6 +190,11 @@ func loadedServer(b *testing.B, outstanding int, load float64) {
 	wg.Wait()
 	el, cpu := time.Since(start), cpuTime(b)-cpu0
 	b.StopTimer()
+	mon.Stop()
+	longest := time.Duration(0)
+	for _, sp := range mon.Spans() {
+		longest = max(longest, sp.Lost)
+	}
 	runtime.ReadMemStats(&ms1)
 	if errs > 0 {
 		// The baseline collapses into timeouts with thousands of RPCs
@@ -205,6 +217,7 @@ func loadedServer(b *testing.B, outstanding int, load float64) {
 	b.ReportMetric(float64(busy)/float64(b.N), "keepalive/rpc")
 	b.ReportMetric(float64(retx)/float64(b.N), "retransmit/rpc")
 	b.ReportMetric(float64(errs)/float64(b.N), "fail/rpc")
+	b.ReportMetric(float64(longest)/1e6, "stall-max-ms")
 }
 
 // cpuTime returns the CPU time the process has used, user and system.

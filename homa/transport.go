@@ -114,3 +114,19 @@ type PullTransport interface {
 	// waits for. Safe from any goroutine.
 	Interrupt()
 }
+
+// DrainTransport is a Transport whose handler is fed from a queue of
+// packets that have arrived (homa/memnet's delay line). Before a timer
+// pass a Host over it has the transport hand over what has arrived
+// (Drain), as over a PullTransport it reads what waits: HomaModule's
+// softirq handles arrived packets before its timer thread runs, so a pass
+// never counts silence for an RPC whose packets wait in the transport
+// (a delivery goroutine starved of CPU).
+type DrainTransport interface {
+	Transport
+	// Drain calls the handler, in the calling goroutine and in arrival
+	// order, for every packet that has arrived and waits for delivery,
+	// and returns how many. Deliveries never overlap, so the caller must
+	// not hold a lock the handler takes.
+	Drain() int
+}

@@ -363,9 +363,9 @@ func resendRules() []*Rule {
 		{
 			ID: "HOMA-RESEND-007", Level: Must,
 			Facts:     []string{"RTX-09", "RTX-10"},
-			Statement: "A client told RPC_UNKNOWN while its request is not fully acknowledged by a response retransmits the request from offset 0 with retransmit=1, of its own accord: not only when the re-created server RESENDs those bytes.",
-			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (client restart; an RPC the client no longer has is discarded in homa_dispatch_pkts), homa_timer.c homa_timer_check_rpc (timeout_ticks of silence: homa_rpc_abort)",
-			Capture:   "applies while the client is still sending its request (no response DATA seen); inconclusive once the client has gone timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted the RPC, which sends no packet, and RPC_UNKNOWN for an RPC the client no longer has is discarded), and when the client sends no packet of the RPC after the RPC_UNKNOWN (its application may have ended the RPC; a client still holding it keeps sending DATA or timer RESENDs: the bound is response_timeout plus slack, or resend_interval ticks stretched by timer_drift plus slack when that is longer); an offset-0 retransmission after a server RESEND for offset 0 counts as the restart except where the capture is the client's own link (elsewhere the restart's own packet may have been lost before the capture point)",
+			Statement: "A client told RPC_UNKNOWN while its request is not fully acknowledged by a response retransmits the request from offset 0 with retransmit=1, every byte it had transmitted, of its own accord: not only when the re-created server RESENDs those bytes.",
+			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (client restart: homa_resend_data from 0 to tx_end, homa_outgoing.c homa_rpc_tx_end; linux_6.1.38 to next_xmit_offset; an RPC the client no longer has is discarded in homa_dispatch_pkts), homa_timer.c homa_timer_check_rpc (timeout_ticks of silence: homa_rpc_abort)",
+			Capture:   "applies while the client is still sending its request (no response DATA seen); inconclusive once the client has gone timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted the RPC, which sends no packet, and RPC_UNKNOWN for an RPC the client no longer has is discarded), and when the client sends no packet of the RPC after the RPC_UNKNOWN (its application may have ended the RPC; a client still holding it keeps sending DATA or timer RESENDs: the bound is response_timeout plus slack, or resend_interval ticks stretched by timer_drift plus slack when that is longer); an offset-0 retransmission after a server RESEND for offset 0 counts as the restart except where the capture is the client's own link (elsewhere the restart's own packet may have been lost before the capture point), and so for the last byte owed; the bytes owed are those the capture saw transmitted with retransmit=0 before the RPC_UNKNOWN, when the request's latest DATA came slack or more before it (linux_6.13.9's tx_end counts a packet only once the driver has released it), else offset 0 only",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -383,9 +383,33 @@ func resendRules() []*Rule {
 					// the re-created server sends for those bytes, so one
 					// that answers such a RESEND is no restart.
 					asked := false
-					o := Obligation{Key: k, Expect: "request DATA at offset 0 with retransmit=1 (client restart)",
+					// It resends every byte transmitted, up to tx_end
+					// (homa_rpc_tx_end: main's next_xmit_offset short of
+					// what its qdisc holds back, linux_6.13.9's bytes the
+					// driver has released, linux_6.1.38's
+					// next_xmit_offset): bytes the capture saw sent
+					// slack before the RPC_UNKNOWN are among them. With
+					// request DATA seen less than slack before, only
+					// offset 0 is owed.
+					upTo := uint32(0)
+					if req := &r.Request; !req.LastData.IsZero() && e.Time.Sub(req.LastData) >= c.P.Slack && req.SentEnd > maxSegData(c.P.MTU, e.IPv6()) {
+						// (Within one segment the offset-0 packet is
+						// all: homa_resend_data copies whole segments.)
+						upTo = req.SentEnd
+					}
+					expect := "request DATA at offset 0 with retransmit=1 (client restart)"
+					if upTo > 0 {
+						expect = fmt.Sprintf("request DATA with retransmit=1 from offset 0 to byte %d, every byte transmitted before the RPC_UNKNOWN (client restart)", upTo)
+					}
+					got0, gotEnd, askedEnd := false, upTo == 0, false
+					o := Obligation{Key: k, Expect: expect,
 						Match: func(c *Ctx, x *Event) bool {
-							return !asked && x.Type() == wire.TypeData && x.FromClient() && KeyOf(x) == k && x.Offset == 0 && x.Retransmit()
+							if x.Type() != wire.TypeData || !x.FromClient() || KeyOf(x) != k || !x.Retransmit() {
+								return false
+							}
+							got0 = got0 || !asked && x.Offset == 0
+							gotEnd = gotEnd || !askedEnd && x.Offset < upTo && x.End() >= upTo
+							return got0 && gotEnd
 						}}
 					trig, seg, client := e.Frame, e.Segment, e.Dst
 					timedOut, late := clientTimedOut(c.P, r, e.Time)
@@ -404,9 +428,10 @@ func resendRules() []*Rule {
 						if x.Err == nil && x.Src == client && hasRPC(x) && KeyOf(x) == k {
 							alive = true
 						}
-						if x.Err == nil && x.Type() == wire.TypeResend && !x.FromClient() && KeyOf(x) == k &&
-							x.Packet.Resend().Offset() == 0 && c.Net.CapturePoint().AtReceiver(x) {
-							asked = true
+						if x.Err == nil && x.Type() == wire.TypeResend && !x.FromClient() && KeyOf(x) == k && c.Net.CapturePoint().AtReceiver(x) {
+							rs := x.Packet.Resend()
+							asked = asked || rs.Offset() == 0
+							askedEnd = askedEnd || upTo > 0 && rs.Offset() < upTo && (rs.IsResendAll() || rs.Offset()+rs.Length() >= upTo)
 						}
 						return "", false
 					}

@@ -11,6 +11,33 @@ import (
 	"github.com/homatest/homatest/spec/wire"
 )
 
+// restartIncoming judges the incoming of request retransmission e of r
+// after the server's RPC_UNKNOWN: the restart writes tx_end (main), or
+// the client's granted offset or the segment's end past it (linux_6.13.9,
+// linux_6.1.38 homa_resend_data), and an answer to the re-created
+// server's RESEND its end or granted; tx_end lies within the grant
+// horizon plus the skb a sender may send past it (HOMA-GRANT-005), and
+// the horizon counts the RESENDs' ends.
+func restartIncoming(c *Ctx, r *RPC, e *Event) Result {
+	if !e.FromClient() || r.UnknownFromClient {
+		return Skip
+	}
+	m, d := &r.Request, e.Packet.Data()
+	inc, length := d.Incoming(), m.Length
+	if length == 0 {
+		length = d.MessageLength() // the first packet of the restart
+	}
+	// Horizon's terms, with the packet's length where the trace has
+	// none yet.
+	h := min(length, max(c.P.Unsched(length), m.Granted, m.ResendEnd, m.KeptHorizon))
+	bound := min(max(h+eventSkb(c.P, e), e.End()), max(length, e.End()))
+	if inc > bound {
+		return Violation("retransmission [%d, %d) after the server's RPC_UNKNOWN carries incoming %d, past the client's grant horizon %d plus one skb's data: a restart writes the bytes transmitted or the granted offset",
+			e.Offset, e.End(), inc, h)
+	}
+	return Pass()
+}
+
 // resendRules3: the incoming field of retransmitted DATA (HomaModule
 // homa_incoming.c homa_resend_pkt, homa_outgoing.c homa_resend_data).
 func resendRules3() []*Rule {
@@ -18,7 +45,7 @@ func resendRules3() []*Rule {
 		{
 			ID: "HOMA-RESEND-020", Level: Must,
 			Facts:     []string{"RTX-06"},
-			Statement: "Retransmitted DATA answering a RESEND carries incoming = min(RESEND end, bytes transmitted), or (HomaModule before May 2025) the granted offset or the segment's end: never beyond the end of the ranges the message's RESENDs asked for, the grant horizon and the segment's end, and always past the segment's offset (a RESEND of length -1 and a restart after RPC_UNKNOWN bound it by the bytes transmitted only, not judged).",
+			Statement: "Retransmitted DATA answering a RESEND carries incoming = min(RESEND end, bytes transmitted), or (HomaModule before May 2025) the granted offset or the segment's end: never beyond the end of the ranges the message's RESENDs asked for, the grant horizon and the segment's end, and always past the segment's offset (a RESEND of length -1 bounds it by the bytes transmitted only, not judged); a client's retransmission after the server's RPC_UNKNOWN (its restart, or an answer to the re-created server's RESEND) carries at most max(its grant horizon plus one skb's data, the segment's end).",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (end capped at tx_end), homa_outgoing.c homa_resend_data (h->incoming = end since commit 45a8cae, 2025-05; before it msgout.granted, or the segment's end beyond it); linux_6.1.38 homa_resend_data the same (msgout.granted, or the segment's end beyond it)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "needs the RESENDs in the capture; a retransmission with no RESEND seen is HOMA-RESEND-003's business",
@@ -27,8 +54,11 @@ func resendRules3() []*Rule {
 					return Skip
 				}
 				r := c.T.Lookup(e)
-				if r == nil || r.Unknown {
+				if r == nil {
 					return Skip
+				}
+				if r.Unknown {
+					return restartIncoming(c, r, e)
 				}
 				if inc := e.Packet.Data().Incoming(); inc <= e.Offset {
 					// Every form (the RESEND's end, the granted offset,

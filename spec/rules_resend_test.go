@@ -963,3 +963,83 @@ func TestResend011RetransmitRacesOriginal(t *testing.T) {
 	rep, orig = play(1424, 3*time.Millisecond) // past slack
 	wantViolations(t, rep, id, orig[0])
 }
+
+// restartAfterGrant plays a 60000-byte request on main: its unscheduled
+// 40000 bytes, a GRANT to 45696 and the granted packets up to it, then,
+// after quiet (the client's latest DATA that long before), the client's
+// RESEND for its response and the server's RPC_UNKNOWN. The client then
+// retransmits [0, upTo) with incoming. It returns the RPC_UNKNOWN's frame
+// and the restart's frames.
+func (b *traceBuilder) restartAfterGrant(cid uint64, quiet time.Duration, upTo, incoming uint32) (int, []int) {
+	b.message(true, cid, 60000, 0, 40000, 40000, 5)
+	b.after(10*time.Microsecond).grant(false, cid, 45696, 0)
+	b.after(10*time.Microsecond).message(true, cid, 60000, 40000, 45696, 40000, 0)
+	b.after(quiet).resend(true, cid, 0, wire.ResendAll, 7)
+	unknown := b.after(40*time.Microsecond).ctl(false, cid, wire.TypeRPCUnknown)
+	b.after(30 * time.Microsecond)
+	var restart []int
+	for off := uint32(0); off < upTo; off += 1424 {
+		n := min(1424, upTo-off)
+		if off < 40000 && off+n > 40000 {
+			n = 40000 - off
+		}
+		restart = append(restart, b.data(true, cid, 60000, off, int(n), 5, func(f *wire.DataFields) {
+			f.Retransmit, f.SegOffset, f.Incoming = 1, off, incoming
+		}))
+		off += n - 1424 // the loop adds 1424
+	}
+	return unknown, restart
+}
+
+// TestResend007RestartsEveryByteSent: a client restarting after the
+// server's RPC_UNKNOWN resends every byte it had transmitted, [0, tx_end)
+// (homa_rpc_unknown_pkt → homa_resend_data): a restart of the unscheduled
+// bytes only, which leaves the granted ones to the re-created server's
+// RESENDs, is a violation (helper-273's restart-unsched-only passed
+// before: only offset 0 was owed). With the latest request DATA less than
+// slack before the RPC_UNKNOWN (linux_6.13.9's tx_end counts a packet
+// only once the driver has released it) only offset 0 is owed.
+func TestResend007RestartsEveryByteSent(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.restartAfterGrant(2, 5*time.Millisecond, 45696, 45696)
+	rep := b.check("linux", "HOMA-RESEND-007")
+	wantClean(t, rep, "HOMA-RESEND-007")
+	wantCounts(t, rep, "HOMA-RESEND-007", 1, 1, 0, 0)
+
+	b = newTrace(t, wire.VersionCurrent)
+	unknown, _ := b.restartAfterGrant(2, 5*time.Millisecond, 40000, 40000)
+	b.after(time.Millisecond).data(false, 2, 100, 0, 100, 7, nil) // the RPC lives on
+	b.after(30*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)  // past the bound
+	rep = b.check("linux", "HOMA-RESEND-007")
+	wantViolations(t, rep, "HOMA-RESEND-007", unknown)
+	if why := rep.Violations[0].Why; !strings.Contains(why, "from offset 0 to byte 45696") {
+		t.Errorf("why %q", why)
+	}
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.restartAfterGrant(2, 5*time.Millisecond, 40000, 40000)
+	b.after(time.Millisecond).data(false, 2, 100, 0, 100, 7, nil)
+	b.after(30*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	rep = b.check("linux", "HOMA-RESEND-007", "slack=6ms")
+	wantClean(t, rep, "HOMA-RESEND-007")
+	wantCounts(t, rep, "HOMA-RESEND-007", 1, 1, 0, 0)
+}
+
+// TestResend020RestartIncoming: a restart after the server's RPC_UNKNOWN
+// writes tx_end (main), or the client's granted offset (linux_6.13.9,
+// linux_6.1.38) in its incoming: 45696 or 40000 here, both within the
+// grant horizon 45696; one writing the message length, 60000, claims
+// bytes no GRANT gave (helper-273's restart-incoming-length passed
+// before: restarts were not judged).
+func TestResend020RestartIncoming(t *testing.T) {
+	for _, inc := range []uint32{45696, 40000} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.restartAfterGrant(2, 5*time.Millisecond, 45696, inc)
+		rep := b.check("linux", "HOMA-RESEND-020")
+		wantClean(t, rep, "HOMA-RESEND-020")
+		wantCounts(t, rep, "HOMA-RESEND-020", 33, 33, 0, 0)
+	}
+	b := newTrace(t, wire.VersionCurrent)
+	_, restart := b.restartAfterGrant(2, 5*time.Millisecond, 45696, 60000)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-020"), "HOMA-RESEND-020", restart...)
+}

@@ -80,6 +80,10 @@ func (e *MissingError) ArrivedBy(ctx context.Context, t time.Time) (bool, error)
 
 func (e *MissingError) Error() string { return e.msg }
 
+// RPC is the client RPC id the failed Expect awaited a packet of (its
+// Match.RPC; 0: any RPC): the RPC whose packet is missing.
+func (e *MissingError) RPC() uint64 { return e.m.RPC }
+
 // missing builds Expect's timeout error text.
 func (p *Peer) missing(m Match, within time.Duration) error {
 	p.mu.Lock()

@@ -208,6 +208,9 @@ func TestMissingErrorArrivedBy(t *testing.T) {
 	if !errors.As(err, &m) {
 		t.Fatalf("Expect GRANT = %v, want a MissingError", err)
 	}
+	if m.RPC() != 600 {
+		t.Errorf("MissingError.RPC = %d, want the awaited RPC 600", m.RPC())
+	}
 	to := m.To.Add(20 * time.Millisecond)
 	if came, err := m.ArrivedBy(ctx, to); came || err != nil {
 		t.Fatalf("ArrivedBy = %v, %v; want no GRANT", came, err)

@@ -77,11 +77,16 @@ type port struct {
 	queued int
 	kick   chan struct{}
 	done   chan struct{}
-	// line is the propagation delay line: packets in transmission order
-	// with their delivery time, drained by one goroutine so that a port
-	// delivers in the order it transmitted.
-	line    chan delayed
-	handler func(src netip.Addr, prio uint8, pkt []byte)
+	// line is the propagation delay line (under lineMu): packets in
+	// transmission order with their delivery time, delivered by one
+	// goroutine (propagate, woken by lineKick) or by Endpoint.Drain, one
+	// delivery at a time (deliverMu), so that a port delivers in the
+	// order it transmitted.
+	lineMu    sync.Mutex
+	line      []delayed
+	lineKick  chan struct{}
+	deliverMu sync.Mutex
+	handler   func(src netip.Addr, prio uint8, pkt []byte)
 }
 
 // New returns an empty network.
@@ -103,7 +108,7 @@ func (n *Network) Attach(addr netip.Addr) *Endpoint {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	ep := &Endpoint{n: n, addr: addr}
-	p := &port{ep: ep, kick: make(chan struct{}, 1), done: make(chan struct{}), line: make(chan delayed, 1<<16)}
+	p := &port{ep: ep, kick: make(chan struct{}, 1), done: make(chan struct{}), lineKick: make(chan struct{}, 1)}
 	n.ports[addr] = p
 	n.wg.Add(2)
 	go n.serve(p)
@@ -250,10 +255,12 @@ func (n *Network) serve(p *port) {
 			}
 		}
 		if delay > 0 {
+			p.lineMu.Lock()
+			p.line = append(p.line, delayed{at: time.Now().Add(delay), deliver: deliver})
+			p.lineMu.Unlock()
 			select {
-			case p.line <- delayed{at: time.Now().Add(delay), deliver: deliver}:
-			case <-p.done:
-				return
+			case p.lineKick <- struct{}{}:
+			default:
 			}
 		} else {
 			deliver()
@@ -271,18 +278,65 @@ type delayed struct {
 func (n *Network) propagate(p *port) {
 	defer n.wg.Done()
 	for {
-		select {
-		case d := <-p.line:
-			if w := time.Until(d.at); w > 0 {
-				select {
-				case <-time.After(w):
-				case <-p.done:
-					return
-				}
+		p.lineMu.Lock()
+		empty := len(p.line) == 0
+		var wait time.Duration
+		if !empty {
+			wait = time.Until(p.line[0].at)
+		}
+		p.lineMu.Unlock()
+		switch {
+		case empty:
+			select {
+			case <-p.lineKick:
+			case <-p.done:
+				return
 			}
-			d.deliver()
-		case <-p.done:
-			return
+		case wait > 0:
+			select {
+			case <-time.After(wait):
+			case <-p.done:
+				return
+			}
+		default:
+			p.deliverDue(time.Now())
 		}
 	}
+}
+
+// deliverDue delivers, in the calling goroutine and in order, the packets
+// at the head of p's delay line whose time is at or before now, and
+// returns how many it took off the line.
+func (p *port) deliverDue(now time.Time) int {
+	p.deliverMu.Lock()
+	defer p.deliverMu.Unlock()
+	count := 0
+	for {
+		p.lineMu.Lock()
+		if len(p.line) == 0 || p.line[0].at.After(now) {
+			p.lineMu.Unlock()
+			return count
+		}
+		d := p.line[0]
+		p.line[0] = delayed{}
+		p.line = p.line[1:]
+		p.lineMu.Unlock()
+		d.deliver()
+		count++
+	}
+}
+
+// Drain delivers to the endpoint's handler, in the calling goroutine, the
+// packets that have arrived (their propagation delay is over) but wait on
+// the delay line for the port's delivery goroutine, in order, and returns
+// how many (homa.DrainTransport: a homa.Host calls it before a timer
+// pass). It must not be called with a lock the handler takes.
+func (e *Endpoint) Drain() int {
+	e.n.mu.Lock()
+	p := e.n.ports[e.addr]
+	e.n.mu.Unlock()
+	if p == nil {
+		return 0
+	}
+	return p.deliverDue(time.Now())
 }

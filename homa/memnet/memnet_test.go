@@ -87,3 +87,30 @@ func TestTapAndDelivered(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainDeliversArrived: Endpoint.Drain delivers, in the calling
+// goroutine and in order, the packets on the delay line whose time has
+// come, and leaves the later ones (a port whose delivery goroutine does
+// not run: a starved one). Drain did not exist before.
+func TestDrainDeliversArrived(t *testing.T) {
+	n := New(Config{})
+	addr := netip.MustParseAddr("10.0.0.2")
+	ep := &Endpoint{n: n, addr: addr}
+	var got []int
+	p := &port{ep: ep, handler: func(_ netip.Addr, _ uint8, pkt []byte) { got = append(got, int(pkt[0])) }}
+	n.ports[addr] = p
+	now := time.Now()
+	for i, at := range []time.Duration{-3, -2, -1, time.Hour, -4} {
+		pkt := []byte{byte(i)}
+		p.line = append(p.line, delayed{at: now.Add(at * time.Millisecond), deliver: func() { p.handler(addr, 0, pkt) }})
+	}
+	if c := ep.Drain(); c != 3 || len(got) != 3 || got[0] != 0 || got[1] != 1 || got[2] != 2 {
+		t.Fatalf("Drain = %d, delivered %v; want 3, [0 1 2]", c, got)
+	}
+	if c := ep.Drain(); c != 0 || len(p.line) != 2 {
+		t.Fatalf("second Drain = %d with %d left on the line; want 0, 2 (in order: one not yet due heads the line)", c, len(p.line))
+	}
+	if c := (&Endpoint{n: n, addr: netip.MustParseAddr("10.0.0.9")}).Drain(); c != 0 {
+		t.Fatalf("Drain of a detached endpoint = %d, want 0", c)
+	}
+}
