@@ -647,7 +647,7 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 	c.trace.onEvict = c.forgetAfter
 	c.memoGen = 1
 	c.net = newNetwork(Switch, c.p)
-	c.ctx = Ctx{T: c.trace, P: c.p, Net: c.net}
+	c.ctx = Ctx{T: c.trace, P: c.p, Net: c.net, verify: verify}
 	for _, r := range rules {
 		if !r.AppliesTo(profile) {
 			continue

@@ -36,3 +36,12 @@ func PredictVerified(c *Checker) int { return c.predictVerified }
 // updates c's verification confirmed (Checker.applyPredicted), for
 // spec_test.
 func ApplyVerified(c *Checker) int { return c.applyVerified }
+
+// BoundVerified returns how many GRANT rule answers the granting set's
+// bounds gave that c's verification confirmed (boundedPass,
+// boundedMeasure), for spec_test.
+func BoundVerified(c *Checker) int { return c.ctx.boundVerified }
+
+// Bounded returns how many GRANT rule answers the granting set's bounds
+// gave in c, verified or not, for spec_test.
+func Bounded(c *Checker) int { return c.ctx.bounded }

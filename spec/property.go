@@ -308,6 +308,12 @@ type Ctx struct {
 	// fromStart: the capture began before any RPC in it
 	// (Checker.SetCaptureFromStart).
 	fromStart bool
+	// verify: the Checker verifies its shortcuts (the spec tests): a rule
+	// that spares itself work by a bound calls the work too and panics
+	// on a difference (boundedPass); bounded counts the answers a bound
+	// gave, boundVerified those verification confirmed.
+	verify                 bool
+	bounded, boundVerified int
 }
 
 // startedBefore reports whether RPC r may have begun before the capture

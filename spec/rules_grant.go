@@ -218,7 +218,7 @@ func grantRules() []*Rule {
 			Source:    "HomaModule homa_grant.c active set (HOMA_MAX_GRANTS, max_overcommit); SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss), nor is one whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted its RPC) or, over the limit, one that a message granted after it outranks (it may have been demoted with its granted bytes still on their way); needs every DATA toward the receiver; loss after the capture point inflates the count",
-			Property: AtMost{Types: grant, What: func(e *Event) string { return fmt.Sprintf("the number of messages granted by %v", e.Src) }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
+			Property: AtMost{Types: grant, What: func(e *Event) string { return fmt.Sprintf("the number of messages granted by %v", e.Src) }, Measure: boundedMeasure("HOMA-GRANT-006", grantSlotsWithin, func(p *Params) int64 { return int64(p.MaxOvercommit) }, func(c *Ctx, e *Event) (int64, int64, bool) {
 				g := e.Packet.Grant()
 				if maybeFIFO(c, e) {
 					// FIFO grants go to the oldest message whether or not
@@ -276,7 +276,7 @@ func grantRules() []*Rule {
 					n++
 				}
 				return int64(n), int64(c.P.MaxOvercommit), true
-			}},
+			})},
 		},
 		{
 			ID: "HOMA-GRANT-007", Level: Must, Alone: true,

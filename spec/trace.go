@@ -206,9 +206,12 @@ type Message struct {
 	// acc is the receiver's outstanding sum (set when the message is
 	// first filed in Trace.granting or Trace.longIn, both under its
 	// receiver), and outVal what the message adds to it now, 0 when it
-	// is in neither set (refreshOutstanding).
-	acc    *outstandingSum
-	outVal int64
+	// is in neither set (refreshOutstanding). outInG says outVal is also
+	// counted in acc.granted (the message is in the granting set),
+	// outHeld that the message is counted in acc.held.
+	outInG, outHeld bool
+	acc             *outstandingSum
+	outVal          int64
 	// trig caches the receiver's Trace.triggers entry (entries are never
 	// removed), so that counting a trigger costs no map lookup.
 	trig *triggerLog
@@ -1243,8 +1246,19 @@ func (t *Trace) dropGranting(h netip.Addr, m *Message) {
 }
 
 // outstandingSum is the bytes a receiver has authorised and not received
-// (incomingOutstanding), kept as a sum over its messages.
-type outstandingSum struct{ n int64 }
+// (incomingOutstanding), kept as a sum over its messages (n). granted is
+// the part of n of the messages in the receiver's granting set (each
+// max(0, Granted - Received)), held how many of those have granted bytes
+// not received and are not granted to their end: upper bounds of what
+// HOMA-GRANT-013 and HOMA-GRANT-006 count by scanning the set, which
+// those rules test first (grantBounds). mixed is set when a message of
+// another receiver's sum entered this receiver's granting set: the
+// bounds are then not used.
+type outstandingSum struct {
+	n, granted int64
+	held       int32
+	mixed      bool
+}
 
 // outstandingOf returns host h's outstanding sum, made on first use.
 func (t *Trace) outstandingOf(h netip.Addr) *outstandingSum {
@@ -1281,8 +1295,23 @@ func (t *Trace) refreshOutstanding(m *Message) {
 		return // never filed: adds nothing
 	}
 	v := t.outstandingPart(m)
-	m.acc.n += v - m.outVal
-	m.outVal = v
+	a := m.acc
+	a.n += v - m.outVal
+	if m.outInG {
+		a.granted -= m.outVal
+	}
+	if m.outHeld {
+		a.held--
+	}
+	g := m.inGranting && !m.whole
+	h := g && v > 0 && (m.Length == 0 || m.Granted < m.Length)
+	if g {
+		a.granted += v
+	}
+	if h {
+		a.held++
+	}
+	m.outVal, m.outInG, m.outHeld = v, g, h
 }
 
 // triggerLog counts a host's grant-triggering packets; the n-th has index
@@ -1453,6 +1482,8 @@ func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
 		m.inGranting = true
 		if m.acc == nil {
 			m.acc = t.outstandingOf(to)
+		} else if s := t.outstandingOf(to); m.acc != s {
+			s.mixed = true // its part goes to another sum: no bounds here
 		}
 	case !want:
 		t.dropGranting(to, m)
@@ -2430,7 +2461,7 @@ func (m *Message) restartReceiver(p *Params) {
 		LastResendPriority: m.LastResendPriority, // the sender answers RESENDs of the old incarnation (helper-145)
 		GrantPriorities:    m.GrantPriorities,
 		inLong:             m.inLong,
-		acc:                m.acc, outVal: m.outVal, trig: m.trig,
+		acc:                m.acc, outVal: m.outVal, outInG: m.outInG, outHeld: m.outHeld, trig: m.trig,
 		payload: m.payload, // the sender's bytes are the same (HOMA-WIRE-014)
 	}
 }

@@ -24,7 +24,7 @@ import (
 // checked.
 func TestUsualVerified(t *testing.T) {
 	timers := []string{"resend_ticks", "50", "resend_interval", "50", "timeout_ticks", "1000", "request_ack_ticks", "20"}
-	total, predicted, applied := 0, 0, 0
+	total, predicted, applied, bounded := 0, 0, 0, 0
 	for _, path := range testCaptures(t) {
 		for _, profile := range []string{"linux", "linux-2024"} {
 			for _, params := range [][]string{nil, timers} {
@@ -59,10 +59,15 @@ func TestUsualVerified(t *testing.T) {
 				}
 				predicted += np
 				applied += na
+				nb := spec.BoundVerified(c)
+				if filepath.Base(path) == "b-500k-grants.pcap" && profile == "linux" && strings.Contains(path, "linux-6.13") && nb == 0 {
+					t.Errorf("%s (%s): no GRANT answered by the granting set's bounds, in a capture of long granted messages", path, profile)
+				}
+				bounded += nb
 			}
 		}
 	}
-	t.Logf("%d Usual results verified, %d predicted DATA packets, %d of them applied on the lean path", total, predicted, applied)
+	t.Logf("%d Usual results verified, %d predicted DATA packets, %d of them applied on the lean path, %d GRANT answers of the granting set's bounds", total, predicted, applied, bounded)
 }
 
 // TestUsualPassesCounted: the passes the facts decide are counted per
