@@ -279,10 +279,12 @@ type pending struct {
 	rpcOK bool
 	// overdue is set for an OnlyLate obligation past its deadline.
 	overdue bool
-	// key is its key in ruleState.open; closed is set when it leaves
-	// it (the deadline queue skips it then); visited is the event count
-	// (Checker.events) at which judgeOpen last asked it.
-	key     any
+	// closed is set when it leaves ruleState.open, where it is filed
+	// under o.Key (the deadline queue skips it then); visited is the
+	// event count (Checker.events) at which judgeOpen last asked it.
+	// (No key of its own beside o.Key, and the flags together: a
+	// pending fits Go's 512-byte size class, not 576; one is allocated
+	// per obligation opened, about 3 per RPC.)
 	closed  bool
 	visited int
 	// seq numbers obligations in the order they opened: obligations that
@@ -1943,7 +1945,7 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 		}
 		o.visited = c.events
 		c.visits++
-		k := o.key
+		k := o.o.Key
 		if p.Witness {
 			if !icmp && o.o.match(&c.ctx, e) {
 				// Confirm weighs the network's evidence itself: the
@@ -2126,7 +2128,7 @@ func (st *ruleState) add(r *Rule, o *pending, witness bool) {
 	} else if st.scoped != (o.o.Scoped && !witness) || st.held != held {
 		panic(fmt.Sprintf("rule %s: Obligation.Scoped and held must be the same for all of a rule's obligations (Scoped unset for a Witness, held set only there)", r.ID))
 	}
-	st.open[o.key] = o
+	st.open[o.o.Key] = o
 	if st.held {
 		if st.byRPC == nil {
 			st.byRPC = map[RPCKey][]*pending{}
@@ -2160,7 +2162,7 @@ func (st *ruleState) add(r *Rule, o *pending, witness bool) {
 // close removes open obligation o (its queue entry goes when reached).
 func (st *ruleState) close(o *pending) {
 	o.closed = true
-	delete(st.open, o.key)
+	delete(st.open, o.o.Key)
 	if st.held {
 		st.unfile(o)
 		l := st.bySock[o.o.held.sock]
@@ -2247,7 +2249,7 @@ func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 				c.recordHere(i, e, Unsure("%s", why))
 			} else {
 				c.seq++
-				st.add(c.rules[i], &pending{o: o, key: o.Key, ref: refOf(e), at: c.elapsed, rpc: c.rpc, rpcOK: c.rpcOK, seq: c.seq, visited: -1}, p.Witness)
+				st.add(c.rules[i], &pending{o: o, ref: refOf(e), at: c.elapsed, rpc: c.rpc, rpcOK: c.rpcOK, seq: c.seq, visited: -1}, p.Witness)
 				c.open.add(i)
 			}
 		}

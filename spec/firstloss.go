@@ -318,7 +318,7 @@ func (n *Network) observeRetxLoss(r *RPC, m *Message, e *Event, rs wire.Resend, 
 	if from == r.Key.Client && m == &r.Request {
 		heard, typ = r.HeardFromClient, r.HeardTypeFromClient
 	}
-	if typ == wire.TypeBusy && heard.After(m.LastResend.Time) {
+	if typ == wire.TypeBusy && heard.After(m.res().LastResend.Time) {
 		return
 	}
 	pl := n.pathLoss(hostPair{from, e.Src})

@@ -228,8 +228,8 @@ func (in *Inferrer) feed(e *Event) {
 		if m.inRound(&in.p, e, rs) {
 			return
 		}
-		if !m.RoundStart.IsZero() && m.RoundStart.After(start) {
-			in.rounds = append(in.rounds, e.Time.Sub(m.RoundStart))
+		if !m.res().RoundStart.IsZero() && m.res().RoundStart.After(start) {
+			in.rounds = append(in.rounds, e.Time.Sub(m.res().RoundStart))
 		} else {
 			in.firstRS = append(in.firstRS, e.Time.Sub(start))
 		}

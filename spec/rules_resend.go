@@ -63,13 +63,13 @@ func resendRules() []*Rule {
 					return Unsure("RESEND for an RPC with no earlier packet in the capture: silence unknown")
 				}
 				heard, since := r.HeardFromServer, "the last DATA, GRANT or BUSY from the peer"
-				lastOwn, heardType := r.LastResendFromClient, r.HeardTypeFromServer
+				lastOwn, heardType := r.LastResendFromClient(), r.HeardTypeFromServer
 				if !e.FromClient() {
-					heard, lastOwn, heardType = r.HeardFromClient, r.LastResendFromServer, r.HeardTypeFromClient
+					heard, lastOwn, heardType = r.HeardFromClient, r.LastResendFromServer(), r.HeardTypeFromClient
 				}
 				peerHeard := heard // the peer's latest packet, as the capture saw it
 				m := r.Msg(oppositeRole(e.Packet.Role()))
-				if m.inRound(c.P, e, rs) && !heard.Before(m.RoundStart) && !m.GrantTime.After(m.RoundStart) {
+				if m.inRound(c.P, e, rs) && !heard.Before(m.res().RoundStart) && !m.GrantTime.After(m.res().RoundStart) {
 					// One timer pass sends a round's RESENDs together
 					// (homa_request_retrans, one per gap in ascending
 					// order): a packet the capture shows among them came
@@ -79,8 +79,8 @@ func resendRules() []*Rule {
 					// longer one pass. A packet stamped the same instant
 					// as the round's start (microsecond stamps) may have
 					// come after it too.
-					heard, heardType = m.RoundHeard, m.RoundHeardType
-					since = fmt.Sprintf("the last DATA, GRANT or BUSY from the peer before its round began (frame %d)", m.RoundFrame)
+					heard, heardType = m.res().RoundHeard, m.res().RoundHeardType
+					since = fmt.Sprintf("the last DATA, GRANT or BUSY from the peer before its round began (frame %d)", m.res().RoundFrame)
 				}
 				fromFirst := false
 				if r.First.After(heard) {
@@ -310,7 +310,7 @@ func resendRules() []*Rule {
 				if m.Resends == 0 || r.Unknown && r.UnknownTime.After(lastResendTo(r, e.Packet.Role())) {
 					return Skip // a restart after RPC_UNKNOWN uses the unscheduled priority
 				}
-				if rs := m.LastResend; r.Unknown && !r.UnknownFromClient && e.FromClient() && rs.Length != wire.ResendAll &&
+				if rs := m.res().LastResend; r.Unknown && !r.UnknownFromClient && e.FromClient() && rs.Length != wire.ResendAll &&
 					(uint64(e.Offset) >= uint64(rs.Offset)+uint64(rs.Length) || e.End() <= rs.Offset) {
 					// A restart packet outside the latest RESEND's range:
 					// the server's RPC_UNKNOWN came first and a RESEND the
@@ -319,7 +319,7 @@ func resendRules() []*Rule {
 					return Skip
 				}
 				if !e.AtPriority(m.LastResendPriority) {
-					return Violation("retransmitted DATA at priority %d; the RESEND asked for %d", e.Priority, m.LastResendPriority).Wants(1<<(m.LastResendPriority&15), m.LastResend.Time)
+					return Violation("retransmitted DATA at priority %d; the RESEND asked for %d", e.Priority, m.LastResendPriority).Wants(1<<(m.LastResendPriority&15), m.res().LastResend.Time)
 				}
 				return Pass()
 			}},
@@ -462,7 +462,7 @@ func resendRules() []*Rule {
 					return Skip
 				}
 				m := r.Msg(oppositeRole(e.Packet.Role()))
-				if m.RoundStart.IsZero() || m.inRound(c.P, e, rs) {
+				if m.res().RoundStart.IsZero() || m.inRound(c.P, e, rs) {
 					// The first round counts from the silence
 					// (HOMA-RESEND-001); later RESENDs of a round
 					// come in the same timer pass.
@@ -472,7 +472,7 @@ func resendRules() []*Rule {
 				if !e.FromClient() {
 					heard = r.HeardFromClient
 				}
-				since := m.RoundStart.Add(-c.P.Jitter)
+				since := m.res().RoundStart.Add(-c.P.Jitter)
 				if heard.After(since) {
 					// The peer's packet reset silent_ticks: the next
 					// round waits resend_ticks (HOMA-RESEND-001).
@@ -484,24 +484,24 @@ func resendRules() []*Rule {
 					// at 0 while it has granted bytes to send.
 					return Skip
 				}
-				gap := e.Time.Sub(m.RoundStart)
+				gap := e.Time.Sub(m.res().RoundStart)
 				if gap < 0 {
 					return Unsure("capture timestamps step backwards (RESEND %v before the previous round)", (-gap).Round(time.Microsecond))
 				}
 				// Rounds are resend_interval timer passes apart; as for
 				// HOMA-RESEND-001 one whole tick less is allowed.
 				need := c.P.Ticks(c.P.ResendInterval-1) - c.P.Jitter
-				if gap < need && gap <= c.P.Jitter && !m.RoundAll && !rs.IsResendAll() && rs.Offset() < m.RoundOffset && !c.Net.atSender(e.Src) {
+				if gap < need && gap <= c.P.Jitter && !m.res().RoundAll && !rs.IsResendAll() && rs.Offset() < m.res().RoundOffset && !c.Net.atSender(e.Src) {
 					// A lower offset within jitter of the round's start:
 					// the network may have swapped two RESENDs of one
 					// round before the capture point (a repeat later in
 					// the tick stays a violation).
 					return Unsure("RESEND for offset %d %v after the round's RESEND for offset %d (frame %d): two RESENDs of one round may have been swapped before the capture point",
-						rs.Offset(), gap.Round(time.Microsecond), m.RoundOffset, m.RoundFrame)
+						rs.Offset(), gap.Round(time.Microsecond), m.res().RoundOffset, m.res().RoundFrame)
 				}
 				if gap < need {
 					return Violation("RESEND round %v after the previous round (frame %d) with no DATA, GRANT or BUSY from the peer in between; resend_interval %d (tick %v) needs ≥ %v less jitter %v",
-						gap.Round(time.Microsecond), m.RoundFrame, c.P.ResendInterval, c.P.Tick, c.P.Ticks(c.P.ResendInterval-1), c.P.Jitter).With(m.RoundFrame).WithSlack(c.P.Jitter).WithEarly(need-gap, m.RoundStart, EarlyFromOwn)
+						gap.Round(time.Microsecond), m.res().RoundFrame, c.P.ResendInterval, c.P.Tick, c.P.Ticks(c.P.ResendInterval-1), c.P.Jitter).With(m.res().RoundFrame).WithSlack(c.P.Jitter).WithEarly(need-gap, m.res().RoundStart, EarlyFromOwn)
 				}
 				return Pass().WithSlack(c.P.Jitter)
 			}},
@@ -588,7 +588,7 @@ func resendRules() []*Rule {
 						// behind a higher priority level (a starved
 						// scheduled level under incast) while the
 						// retransmission passed it.
-						return Downgrade(CauseReorder, Evidence{m.LastResend.Frame, "a retransmission at a higher priority may overtake a first transmission queued on its way to the capture point"},
+						return Downgrade(CauseReorder, Evidence{m.res().LastResend.Frame, "a retransmission at a higher priority may overtake a first transmission queued on its way to the capture point"},
 							"first-transmission DATA [%d, %d) repeats %d bytes the sender retransmitted before it had sent them", e.Offset, e.End(), n)
 					}
 					return Violation("first-transmission DATA [%d, %d) repeats %d bytes the sender retransmitted before it had sent them", e.Offset, e.End(), n)
@@ -666,9 +666,9 @@ func firstTransmission(c *Ctx, e *Event) (r *RPC, m *Message, end uint32, ok boo
 // lastResendTo returns the time of the latest RESEND sent to the side role.
 func lastResendTo(r *RPC, role wire.Role) time.Time {
 	if role == wire.RoleClient {
-		return r.LastResendFromServer
+		return r.LastResendFromServer()
 	}
-	return r.LastResendFromClient
+	return r.LastResendFromClient()
 }
 
 // clientTimedOut reports whether the client of r may have aborted it by
@@ -737,7 +737,7 @@ func clientRoundsDone(p *Params, r *RPC) bool {
 func clientGaveUp(p *Params, r *RPC, now time.Time) bool {
 	thr := p.Ticks(p.TimeoutTicks-2) - p.Slack
 	start := clientSilenceStart(r)
-	if now.Sub(start) >= thr && (!r.LastResendFromClient.After(start.Add(p.LateTicks(p.TimeoutTicks)+p.Slack)) || clientRoundsDone(p, r)) {
+	if now.Sub(start) >= thr && (!r.LastResendFromClient().After(start.Add(p.LateTicks(p.TimeoutTicks)+p.Slack)) || clientRoundsDone(p, r)) {
 		return true
 	}
 	if r.QuietFromServer < thr {
@@ -746,5 +746,5 @@ func clientGaveUp(p *Params, r *RPC, now time.Time) bool {
 	to := r.First.Add(time.Duration(r.quietEnd) * time.Microsecond)
 	from := to.Add(-r.QuietFromServer)
 	end := to.Add(p.Slack)
-	return !r.HeardFromClient.After(end) && !r.LastResendFromClient.After(end) && to.Sub(maxTime(from, r.HeardFromClient)) >= thr
+	return !r.HeardFromClient.After(end) && !r.LastResendFromClient().After(end) && to.Sub(maxTime(from, r.HeardFromClient)) >= thr
 }

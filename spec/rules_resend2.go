@@ -108,7 +108,7 @@ func resendRules2() []*Rule {
 				if !e.FromClient() && rs.SentEnd == 0 {
 					return Pass() // a server not yet sending its response
 				}
-				if m.BusyAllowed > 0 {
+				if m.res().BusyAllowed > 0 {
 					// It may answer an earlier RESEND of those that came
 					// back to back: one repeated within a tick (a
 					// duplicate) for bytes an earlier one asked for, whose
@@ -137,7 +137,7 @@ func resendRules2() []*Rule {
 					return v
 				}
 				x := m.retx
-				if !rs.First || rs.Offset >= rs.SentEnd || m.BusyAllowed > 0 || x == nil || x.last.Time.Before(rs.Time) ||
+				if !rs.First || rs.Offset >= rs.SentEnd || m.res().BusyAllowed > 0 || x == nil || x.last.Time.Before(rs.Time) ||
 					x.lastEnd <= rs.Offset || x.lastStart >= rs.End() {
 					return Pass()
 				}
@@ -168,14 +168,14 @@ func resendRules2() []*Rule {
 					return Pass()
 				}
 				why := fmt.Sprintf("BUSY for RPC %d from %v, though none of the RESENDs it received for the %s and had not yet answered with BUSY let it (latest: offset %d, frame %d, when it had sent the %s up to %d): it must retransmit what it sent",
-					KeyOf(e).ClientID, e.Src, msgName(e.FromClient()), m.LastResend.Offset, m.LastResend.Frame, msgName(e.FromClient()), m.LastResend.SentEnd)
+					KeyOf(e).ClientID, e.Src, msgName(e.FromClient()), m.res().LastResend.Offset, m.res().LastResend.Frame, msgName(e.FromClient()), m.res().LastResend.SentEnd)
 				if ev, ok := unseenResendCopies(c, e, int(m.busies), int(m.busyLets)); ok && m.busyLets > 0 {
 					// A copy of a RESEND that let it BUSY draws a BUSY of
 					// its own (a copy of one that did not is answered as
 					// it was, or later still).
 					return Downgrade(CauseDuplicate, ev, "%s", why)
 				}
-				return Violation("%s", why).With(m.LastResend.Frame)
+				return Violation("%s", why).With(m.res().LastResend.Frame)
 			}},
 		},
 		{
@@ -682,13 +682,13 @@ func resendOverdue(c *Ctx, e *Event, witness string) Result {
 // round is due ("first RESEND round" or "next RESEND round").
 func resendCountStart(p *Params, r *RPC, m *Message, e *Event) (start time.Time, since string, ticks int, round string) {
 	start, since = silenceStart(r, e)
-	if maybe := time.Unix(0, r.maybeRound); e.FromClient() && r.maybeRound != 0 && maybe.After(start) && maybe.After(m.RoundStart) {
+	if maybe := time.Unix(0, r.maybeRound); e.FromClient() && r.maybeRound != 0 && maybe.After(start) && maybe.After(m.res().RoundStart) {
 		// A RESEND taken for part of a NEED_ACK answer that may have
 		// been the timer's round.
 		return maybe, "its RESEND that may have been a round", p.ResendInterval + 1, "next RESEND round"
 	}
-	if !m.RoundStart.IsZero() && m.RoundStart.After(start) {
-		return m.RoundStart, fmt.Sprintf("its previous RESEND round (frame %d)", m.RoundFrame), p.ResendInterval + 1, "next RESEND round"
+	if !m.res().RoundStart.IsZero() && m.res().RoundStart.After(start) {
+		return m.res().RoundStart, fmt.Sprintf("its previous RESEND round (frame %d)", m.res().RoundFrame), p.ResendInterval + 1, "next RESEND round"
 	}
 	return start, since, p.ResendTicks + 1, "first RESEND round"
 }
@@ -704,7 +704,7 @@ func busyAnswers(c *Ctx, e *Event) (m *Message, rs ResendSeen, v Result, ok bool
 		return nil, rs, Skip, false
 	}
 	m = r.Msg(e.Packet.Role())
-	rs = m.LastResend
+	rs = m.res().LastResend
 	if rs.Time.IsZero() || e.Time.Sub(rs.Time) > c.P.ResponseTimeout || e.Time.Before(rs.Time) {
 		return nil, rs, Skip, false
 	}

@@ -79,7 +79,7 @@ func resendRules3() []*Rule {
 				}
 				if inc := e.Packet.Data().Incoming(); inc > max(m.ResendEnd, m.Horizon(c.P), end) {
 					return Violation("retransmission [%d, %d) carries incoming %d, beyond both %d, the furthest end any RESEND for the message asked for (latest frame %d), and the grant horizon %d",
-						e.Offset, e.End(), inc, m.ResendEnd, m.LastResend.Frame, m.Horizon(c.P)).With(m.LastResend.Frame)
+						e.Offset, e.End(), inc, m.ResendEnd, m.res().LastResend.Frame, m.Horizon(c.P)).With(m.res().LastResend.Frame)
 				}
 				return Pass()
 			}},
@@ -113,14 +113,14 @@ func resendRules3() []*Rule {
 					return Skip
 				}
 				end := e.End()
-				if m.ResendAll && e.Offset >= m.LastResend.SentEnd {
+				if m.ResendAll && e.Offset >= m.res().LastResend.SentEnd {
 					return Pass()
 				}
 				if m.Asked.Overlaps(e.Offset, end) {
 					return retxCopiesAsked(c, m, e)
 				}
 				return Violation("retransmission [%d, %d) overlaps no range the RESENDs for the message asked for (latest RESEND {%d, %d}, frame %d)",
-					e.Offset, end, m.LastResend.Offset, int32(m.LastResend.Length), m.LastResend.Frame).With(m.LastResend.Frame)
+					e.Offset, end, m.res().LastResend.Offset, int32(m.res().LastResend.Length), m.res().LastResend.Frame).With(m.res().LastResend.Frame)
 			}},
 		},
 		{
@@ -206,11 +206,11 @@ func resendRules3() []*Rule {
 				}
 				if m.Answers >= m.Resends {
 					why := fmt.Sprintf("%s for RPC %d from %v, one more than the RESENDs it received for it: each of the %d earlier answered one (latest RESEND frame %d)",
-						e.Type(), KeyOf(e).ClientID, e.Src, m.Answers, m.LastResend.Frame)
+						e.Type(), KeyOf(e).ClientID, e.Src, m.Answers, m.res().LastResend.Frame)
 					if ev, ok := unseenResendCopies(c, e, m.Answers, m.Resends); ok {
 						return Downgrade(CauseDuplicate, ev, "%s", why)
 					}
-					return Violation("%s", why).With(m.LastResend.Frame)
+					return Violation("%s", why).With(m.res().LastResend.Frame)
 				}
 				return Pass()
 			}},
@@ -229,10 +229,10 @@ func resendRules3() []*Rule {
 					return Skip
 				}
 				m := r.Msg(oppositeRole(e.Packet.Role()))
-				if m.RoundStart.IsZero() || m.RoundAll || m.retx == nil || m.retx.roundHeld == 0 || m.inRound(c.P, e, rs) {
+				if m.res().RoundStart.IsZero() || m.res().RoundAll || m.retx == nil || m.retx.roundHeld == 0 || m.inRound(c.P, e, rs) {
 					return Skip
 				}
-				if e.Time.Sub(m.RoundStart) < c.P.Ticks(min(c.P.ResendTicks, c.P.ResendInterval)-1) {
+				if e.Time.Sub(m.res().RoundStart) < c.P.Ticks(min(c.P.ResendTicks, c.P.ResendInterval)-1) {
 					return Skip
 				}
 				end := uint32(min(uint64(rs.Offset())+uint64(rs.Length()), uint64(m.retx.roundHeld)))
@@ -252,10 +252,10 @@ func resendRules3() []*Rule {
 						if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
 							// The earlier round's RESEND for it may be
 							// the one lost before the capture point.
-							return Downgrade(CauseLossBefore, ev, "RESEND asks for [%d, %d), which no RESEND seen in the round of frame %d asked for", lo, g.End, m.RoundFrame)
+							return Downgrade(CauseLossBefore, ev, "RESEND asks for [%d, %d), which no RESEND seen in the round of frame %d asked for", lo, g.End, m.res().RoundFrame)
 						}
 						return Violation("RESEND asks for [%d, %d), which no packet in the capture carried and no RESEND had asked for when the round of frame %d began, below the %d bytes granted then: that round left out a gap",
-							lo, g.End, m.RoundFrame, m.retx.roundHeld).With(m.RoundFrame)
+							lo, g.End, m.res().RoundFrame, m.retx.roundHeld).With(m.res().RoundFrame)
 					}
 				}
 				return Pass()
@@ -284,7 +284,7 @@ func resendRules3() []*Rule {
 						return Obligation{}, false
 					}
 					m := r.Msg(oppositeRole(e.Packet.Role()))
-					if d := e.Time.Sub(m.RoundStart); m.Length == 0 || !m.RoundStart.IsZero() && d >= 0 && d < c.P.RoundWindow() {
+					if d := e.Time.Sub(m.res().RoundStart); m.Length == 0 || !m.res().RoundStart.IsZero() && d >= 0 && d < c.P.RoundWindow() {
 						// Part of the round that began less than its
 						// window ago, in whatever order the network
 						// delivered it.
@@ -322,7 +322,7 @@ func resendRules3() []*Rule {
 				if r == nil || r.Unknown || r.Acked {
 					return Skip
 				}
-				rs := r.Response.LastResend
+				rs := r.Response.res().LastResend
 				if rs.Time.IsZero() || e.Time.Sub(rs.Time) <= c.P.Slack {
 					return Skip
 				}
@@ -377,7 +377,7 @@ func retxCopiesAsked(c *Ctx, m *Message, e *Event) Result {
 			return Downgrade(CauseDuplicate, ev, "retransmission %d of [%d, %d), which only %s asked for", n, e.Offset, end, plural.Of(asked, "RESEND", "RESENDs"))
 		}
 		return Violation("retransmission %d of [%d, %d), which only %s asked for (latest RESEND {%d, %d}, frame %d): each RESEND retransmits a segment once",
-			n, e.Offset, end, plural.Of(asked, "RESEND", "RESENDs"), m.LastResend.Offset, int32(m.LastResend.Length), m.LastResend.Frame).With(m.LastResend.Frame)
+			n, e.Offset, end, plural.Of(asked, "RESEND", "RESENDs"), m.res().LastResend.Offset, int32(m.res().LastResend.Length), m.res().LastResend.Frame).With(m.res().LastResend.Frame)
 	}
 	return Pass()
 }

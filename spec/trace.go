@@ -108,7 +108,7 @@ type Message struct {
 	Priorities uint16
 	// busyCredit counts the RESENDs for the message that let its sender
 	// answer BUSY (busyLetting), less the BUSYs it sent (HOMA-RESEND-028);
-	// an int32 in a padding hole: RPC stays within 2048 bytes.
+	// an int32 in a padding hole: RPC stays within 1792 bytes.
 	busyCredit int32
 	// GrantTime and GrantFrame are the time and frame of the latest GRANT
 	// that raised the receiver's horizon; GrantedBefore is that horizon
@@ -163,35 +163,21 @@ type Message struct {
 	// retx logs the RESENDs of the current incarnation and the
 	// retransmissions they drew (HOMA-RESEND-021); nil for a message never
 	// asked for, which is most of them: behind a pointer to keep an RPC
-	// within Go's 2048-byte size class.
+	// within Go's 1792-byte size class.
 	retx *retxLog
-	// LastResend is the latest RESEND for the message, with the message's
-	// SentEnd when it was seen. Asked holds the ranges the RESENDs of the
+	// Asked holds the ranges the RESENDs of the
 	// current incarnation asked for (length -1: up to SentEnd), and the
 	// whole message for a GRANT with resend_all (wire formats before
 	// 2025-07: the sender retransmits all it has sent).
-	LastResend ResendSeen
-	Asked      byteranges.Set
-	// BusyAllowed counts the RESENDs for the message, of those that came
-	// less than a tick apart up to the latest, that a BUSY may answer (a
-	// Repeat, or one asking for nothing sent yet) not yet answered by one:
-	// a BUSY answers one of the RESENDs that arrived before it, not
-	// necessarily the latest.
-	BusyAllowed int
-	// RoundStart and RoundFrame are the time and frame of the first RESEND
-	// of the latest timer RESEND round for the message (homa_request_retrans
-	// sends one RESEND per gap, in ascending order, in one timer pass);
-	// RoundOffset is the offset of the round's latest RESEND and RoundAll
-	// is set when the round was a single RESEND {0, -1}.
-	RoundStart  time.Time
-	RoundFrame  int
-	RoundOffset uint32
-	RoundAll    bool
-	// RoundHeard and RoundHeardType are the time and type of the latest
-	// DATA, GRANT or BUSY the round's sender had heard from its peer when
-	// the round began (zero: none): the silence its timer pass judged.
-	RoundHeard     time.Time
-	RoundHeardType wire.PacketType
+	Asked byteranges.Set
+	// resend is what the RESENDs of the current incarnation left: the
+	// latest, the latest timer round and the BUSYs they allow (see
+	// resendState). Nil until the message's first RESEND, which most
+	// messages never see: behind a pointer so that an RPC fits Go's
+	// 1792-byte size class, not 2048 (the trace's largest share of the
+	// checker's peak memory, issue 17). Read it through res; write it
+	// through resW.
+	resend *resendState
 	// WakeupTime is the time of the latest buffer-wakeup RESEND for the
 	// message (GRANT-10: the receiver held its silence count at 0 while it
 	// waited for buffer space).
@@ -242,6 +228,53 @@ type Message struct {
 	// are never removed), so that counting a DATA packet costs no map
 	// lookup.
 	lossPath *pathLoss
+}
+
+// resendState is what a message's RESENDs of the current incarnation
+// left (Message.resend): cleared with the receiver's view of the message
+// (restartReceiver).
+type resendState struct {
+	// LastResend is the latest RESEND for the message, with the
+	// message's SentEnd when it was seen.
+	LastResend ResendSeen
+	// BusyAllowed counts the RESENDs for the message, of those that came
+	// less than a tick apart up to the latest, that a BUSY may answer (a
+	// Repeat, or one asking for nothing sent yet) not yet answered by one:
+	// a BUSY answers one of the RESENDs that arrived before it, not
+	// necessarily the latest.
+	BusyAllowed int
+	// RoundStart and RoundFrame are the time and frame of the first RESEND
+	// of the latest timer RESEND round for the message (homa_request_retrans
+	// sends one RESEND per gap, in ascending order, in one timer pass);
+	// RoundOffset is the offset of the round's latest RESEND and RoundAll
+	// is set when the round was a single RESEND {0, -1}.
+	RoundStart  time.Time
+	RoundFrame  int
+	RoundOffset uint32
+	RoundAll    bool
+	// RoundHeardType and RoundHeard are the type and time of the latest
+	// DATA, GRANT or BUSY the round's sender had heard from its peer when
+	// the round began (zero: none): the silence its timer pass judged.
+	RoundHeardType wire.PacketType
+	RoundHeard     time.Time
+}
+
+// res returns a copy of m's RESEND state (the zero one before its first
+// RESEND).
+func (m *Message) res() resendState {
+	if m.resend == nil {
+		return resendState{}
+	}
+	return *m.resend
+}
+
+// resW returns m's RESEND state to update, allocating it at the first
+// RESEND.
+func (m *Message) resW() *resendState {
+	if m.resend == nil {
+		m.resend = &resendState{}
+	}
+	return m.resend
 }
 
 // noteGrantUse updates GrantLog with first transmission e of the message:
@@ -413,7 +446,7 @@ type RPC struct {
 	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime;
 	// UnknownFromClient when the latest came from the client. (Beside the
 	// ports, and Acked beside FirstIsStart, where they cost no padding:
-	// RPC stays within 2048 bytes.)
+	// RPC stays within 1792 bytes.)
 	Unknown, UnknownFromClient bool
 	// First and Last are the times of the first and latest packet; FirstFrame
 	// the frame of the first.
@@ -433,7 +466,7 @@ type RPC struct {
 	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
 	Acked bool
 	// quietEnd is when QuietFromServer's silence ended, in µs after First
-	// (clientGaveUp; 32 bits in padding keep RPC within Go's 2 KiB size
+	// (clientGaveUp; 32 bits in padding keep RPC within Go's 1792-byte size
 	// class).
 	quietEnd int32
 	// Request is sent by the client, Response by the server.
@@ -461,8 +494,11 @@ type RPC struct {
 	// timeout_ticks aborts the RPC without a packet (homa_timer.c
 	// homa_timer_check_rpc), so a silence that long may have ended it.
 	QuietFromServer time.Duration
-	// LastResendFromClient/Server are the times of each side's latest RESEND.
-	LastResendFromClient, LastResendFromServer time.Time
+	// resends holds the times of the client's and the server's latest
+	// RESEND (nil: neither sent one, as in most RPCs): behind a pointer
+	// so that an RPC fits Go's 1792-byte size class. Read it through
+	// LastResendFromClient and LastResendFromServer.
+	resends *[2]time.Time
 	// UnknownTime is when the latest RPC_UNKNOWN came (RPC.Unknown).
 	// ForgotTime is when the client first answered RPC_UNKNOWN (zero:
 	// never): it no longer has the RPC and never restarts it.
@@ -487,7 +523,7 @@ type RPC struct {
 	// sent while bytes were still due does not restart the count
 	// (homa_timer_check_rpc; only DATA, GRANT or BUSY received reset it,
 	// homa_dispatch_pkts). An int64, not a time.Time: RPC stays within
-	// 2048 bytes.
+	// 1792 bytes.
 	serverCountFrom int64
 	// AckTime and AckFrame are when the client acknowledged the RPC
 	// (RPC.Acked).
@@ -555,6 +591,24 @@ type RPC struct {
 	// dupLast caches the Network's latest frames between the RPC's hosts
 	// (Network.lastOf).
 	dupLast *pairFrames
+}
+
+// LastResendFromClient is the time of the client's latest RESEND of r
+// (zero: none).
+func (r *RPC) LastResendFromClient() time.Time {
+	if r.resends == nil {
+		return time.Time{}
+	}
+	return r.resends[0]
+}
+
+// LastResendFromServer is the time of the server's latest RESEND of r
+// (zero: none).
+func (r *RPC) LastResendFromServer() time.Time {
+	if r.resends == nil {
+		return time.Time{}
+	}
+	return r.resends[1]
 }
 
 // ServerTimeout is the trace's inference that request DATA reached the
@@ -1664,8 +1718,8 @@ func (t *Trace) Apply(e *Event) {
 			r.held(e.Time, t.P.Slack)
 		}
 		m := r.Msg(p.Role())
-		if m.BusyAllowed > 0 {
-			m.BusyAllowed--
+		if rst := m.resend; rst != nil && rst.BusyAllowed > 0 {
+			rst.BusyAllowed--
 		}
 		m.busyCredit = max(0, m.busyCredit-1) // one without credit is reported once (HOMA-RESEND-028)
 		m.busies = min(m.busies+1, math.MaxUint16)
@@ -2085,13 +2139,14 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 	m.Resends++
 	m.resendsOpen = min(m.resendsOpen+1, math.MaxUint16)
 	m.LastResendPriority = rs.Priority()
-	if e.Time.Sub(m.LastResend.Time) >= t.P.Tick {
-		m.BusyAllowed = 0 // a new round: the earlier ones were answered or lost
+	rst := m.resW()
+	if e.Time.Sub(rst.LastResend.Time) >= t.P.Tick {
+		rst.BusyAllowed = 0 // a new round: the earlier ones were answered or lost
 	}
 	asked := m.Asked.Covers(rs.Offset(), rs.Offset()+1)
 	lets := busyLetting(t.P, m, rs) // before rs's range joins m.Asked
-	m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd,
-		Repeat: asked && e.Time.Sub(m.LastResend.Time) < t.P.Tick, First: !asked}
+	rst.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd,
+		Repeat: asked && e.Time.Sub(rst.LastResend.Time) < t.P.Tick, First: !asked}
 	if end := resendEnd(rs, m.SentEnd); end > rs.Offset() {
 		m.Asked.Add(rs.Offset(), end)
 		if m.retx == nil {
@@ -2099,10 +2154,10 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 		}
 		m.retx.asked = append(m.retx.asked, byteranges.Range{Start: rs.Offset(), End: end})
 	}
-	if m.LastResend.Repeat || rs.Offset() >= m.SentEnd {
-		m.BusyAllowed++
+	if rst.LastResend.Repeat || rs.Offset() >= m.SentEnd {
+		rst.BusyAllowed++
 	}
-	if m.LastResend.Repeat || lets {
+	if rst.LastResend.Repeat || lets {
 		m.busyCredit++
 		m.busyLets = min(m.busyLets+1, math.MaxUint16)
 	}
@@ -2111,13 +2166,16 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 	} else if end := uint64(rs.Offset()) + uint64(rs.Length()); end > uint64(m.ResendEnd) {
 		m.ResendEnd = uint32(min(end, 1<<32-1))
 	}
+	if r.resends == nil {
+		r.resends = new([2]time.Time)
+	}
 	if e.FromClient() {
-		if r.clientRounds == 0 || e.Time.Sub(r.LastResendFromClient) >= t.P.Tick {
+		if r.clientRounds == 0 || e.Time.Sub(r.resends[0]) >= t.P.Tick {
 			r.clientRounds = min(r.clientRounds+1, math.MaxUint16)
 		}
-		r.LastResendFromClient = e.Time
+		r.resends[0] = e.Time
 	} else {
-		r.LastResendFromServer = e.Time
+		r.resends[1] = e.Time
 	}
 	switch {
 	case isBufferWakeup(t.P, rs):
@@ -2146,15 +2204,15 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 		}
 		r.needAckAnswerOff = rs.Offset()
 	case m.inRound(t.P, e, rs):
-		m.RoundOffset = rs.Offset()
+		rst.RoundOffset = rs.Offset()
 	default:
-		m.RoundStart, m.RoundFrame, m.RoundOffset, m.RoundAll = e.Time, e.Frame, rs.Offset(), rs.IsResendAll()
+		rst.RoundStart, rst.RoundFrame, rst.RoundOffset, rst.RoundAll = e.Time, e.Frame, rs.Offset(), rs.IsResendAll()
 		if m.retx != nil { // set when the RESEND asked for bytes (above)
 			m.retx.roundHeld = m.roundGranted(t.P, e.Time)
 		}
-		m.RoundHeard, m.RoundHeardType = r.HeardFromServer, r.HeardTypeFromServer
+		rst.RoundHeard, rst.RoundHeardType = r.HeardFromServer, r.HeardTypeFromServer
 		if !e.FromClient() {
-			m.RoundHeard, m.RoundHeardType = r.HeardFromClient, r.HeardTypeFromClient
+			rst.RoundHeard, rst.RoundHeardType = r.HeardFromClient, r.HeardTypeFromClient
 		}
 	}
 }
@@ -2470,11 +2528,11 @@ func continuesAnswer(p *Params, r *RPC, e *Event) bool {
 // (homa_request_retrans lists the gaps in ascending order, then the tail),
 // and neither it nor the round is a RESEND {0, -1} (sent alone).
 func (m *Message) inRound(p *Params, e *Event, rs wire.Resend) bool {
-	if m.RoundStart.IsZero() || m.RoundAll || rs.IsResendAll() {
+	if m.res().RoundStart.IsZero() || m.res().RoundAll || rs.IsResendAll() {
 		return false
 	}
-	d := e.Time.Sub(m.RoundStart)
-	return d >= 0 && d < p.RoundWindow() && rs.Offset() > m.RoundOffset
+	d := e.Time.Sub(m.res().RoundStart)
+	return d >= 0 && d < p.RoundWindow() && rs.Offset() > m.res().RoundOffset
 }
 
 // segmentCounts reports whether e is the first segment of its frame (so

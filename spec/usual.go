@@ -224,7 +224,7 @@ func (c *Checker) dataFacts(e *Event) DataFact {
 	if len(m.ResentAhead) == 0 {
 		f |= FactNoResentAhead
 	}
-	if r.Response.LastResend.Time.IsZero() {
+	if rst := r.Response.resend; rst == nil || rst.LastResend.Time.IsZero() {
 		f |= FactNoResponseResend
 	}
 	if r.Response.FirstData.IsZero() {
