@@ -437,16 +437,19 @@ var _ = Describe("grants", func() {
 			k := pr.MaxOvercommit
 			seg := maxSegData()
 			w := int(pr.GrantWindow())
-			// Every other message longer than U plus the largest
-			// window: no SRPT GRANT the unscheduled bytes draw grants it
-			// to its end (which frees its slot in linux_6.13.9 and
-			// lets the next message in). The longest is longer than
-			// every other by a few segments: it outranks none of them,
-			// by bytes left to receive or to grant (GRANT-08), so no
-			// version evicts one for it (homa_grant_find_victim).
+			// Every other message longer than U, the largest window and
+			// two FIFO increments: neither the SRPT GRANT its
+			// unscheduled bytes draw while it is alone nor a FIFO GRANT
+			// after it grants it to its end (which frees its slot in
+			// linux_6.13.9 and lets the next message in). The longest
+			// is longer than every other by a few segments: it outranks
+			// none of them, by bytes left to receive or to grant
+			// (GRANT-08), so no version evicts one for it
+			// (homa_grant_find_victim).
+			inc := int(pr.FIFOGrantIncrement)
 			var msgs []msgSpec
 			for i := 0; i <= k; i++ {
-				msgs = append(msgs, newRequest(pastU(w+(i+1)*4*seg), 100))
+				msgs = append(msgs, newRequest(pastU(w+2*inc+(i+1)*4*seg), 100))
 			}
 			long := msgs[k]
 			// Alternating senders, the longest last: the newest, so
@@ -465,28 +468,41 @@ var _ = Describe("grants", func() {
 			}
 			// Level 0 barriers queue behind every DATA the tester sent;
 			// the GRANTs that DATA drew (level 7) arrived before their
-			// RPC_UNKNOWN. Two rounds: the others' senders send what
+			// RPC_UNKNOWN. Then rounds: the others' senders send what
 			// their GRANTs allow (requestDriver.step on the others
-			// only), and the IUT grants again as those bytes arrive.
-			barrier(peers[0], 0)
-			barrier(peers[1], 0)
-			var ends []*tester.Packet
+			// only), and the IUT grants again as those bytes arrive,
+			// which frees max_incoming the first GRANTs took (a message
+			// alone gets the whole window), until the longest has a
+			// GRANT, another message is granted to its end, or four
+			// rounds went by.
+			barriers := func() []*tester.Packet { return []*tester.Packet{barrier(peers[0], 0), barrier(peers[1], 0)} }
+			wholeAt := func() (time.Time, bool) { // the first GRANT granting another message to its end
+				var at time.Time
+				for i, m := range msgs[:k] {
+					for _, g := range peers[i%2].ReceivedAll(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id}) {
+						if int(g.Pkt.Grant().Offset()) >= m.msgLen && (at.IsZero() || g.At.Before(at)) {
+							at = g.At
+						}
+					}
+				}
+				return at, !at.IsZero()
+			}
+			ends := barriers()
 			d := &requestDriver{peers: peers, msgs: msgs[:k], sent: sent[:k], left: k,
 				done: make([]bool, k), acked: make([]bool, k), fullyGranted: make([]bool, k)}
-			for round := 0; round < 2; round++ {
+			for round := 0; round < 4; round++ {
+				if _, whole := wholeAt(); whole || len(peers[k%2].Received(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: long.id})) > 0 {
+					break
+				}
 				d.step()
-				ends = []*tester.Packet{barrier(peers[0], 0), barrier(peers[1], 0)}
+				ends = barriers()
 			}
 			// The window judged ends at the last barriers, or earlier at
 			// the first GRANT that granted another message to its end
 			// (a slot may free then).
 			cut := ends[k%2].At
-			for i, m := range msgs[:k] {
-				for _, g := range peers[i%2].ReceivedAll(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id}) {
-					if int(g.Pkt.Grant().Offset()) >= m.msgLen && g.At.Before(cut) {
-						cut = g.At
-					}
-				}
+			if at, whole := wholeAt(); whole && at.Before(cut) {
+				cut = at
 			}
 			// A FIFO GRANT (level num_priorities-2, distinct from the
 			// scheduled levels, raising the offset by at most
