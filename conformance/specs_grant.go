@@ -430,6 +430,115 @@ var _ = Describe("grants", func() {
 			checkExchange(peers...)
 		}))
 
+	It("GRANT-overcommit-cap: a receiver given max_overcommit+1 messages longer than unsched_bytes, the longest sent last, grants the longest nothing (bar FIFO GRANTs) while the others are incomplete, not granted to their end, and their senders send what was granted",
+		labels("grant", "MUST", "HOMA-GRANT-006", "HOMA-GRANT-010"), body(func() {
+			need("grants")
+			pr := params()
+			k := pr.MaxOvercommit
+			if k < 1 {
+				Skip(fmt.Sprintf("unsupported: max_overcommit %d grants no message at all (max_overcommit 1 or more runs it)", k))
+			}
+			seg := maxSegData()
+			w := int(pr.GrantWindow())
+			// Every other message longer than U, the largest window and
+			// two FIFO increments: neither the SRPT GRANT its
+			// unscheduled bytes draw while it is alone nor a FIFO GRANT
+			// after it grants it to its end (which frees its slot in
+			// linux_6.13.9 and lets the next message in). The longest
+			// is longer than every other by a few segments: it outranks
+			// none of them, by bytes left to receive or to grant
+			// (GRANT-08), so no version evicts one for it
+			// (homa_grant_find_victim).
+			inc := int(pr.FIFOGrantIncrement)
+			var msgs []msgSpec
+			for i := 0; i <= k; i++ {
+				msgs = append(msgs, newRequest(pastU(w+2*inc+(i+1)*4*seg), 100))
+			}
+			long := msgs[k]
+			// Alternating senders, the longest last: the newest, so
+			// that no FIFO GRANT, which goes to the oldest message
+			// (homa_grant_check_fifo), is owed to it. HomaModule main
+			// keeps max_overcommit messages active (homa_grant_manage_rpc);
+			// linux_6.1.38 and linux_6.13.9 fewer still with
+			// max_rpcs_per_peer (each tester host has a shorter message
+			// to grant first): either way the longest waits until a
+			// message is granted to its end or ends.
+			peers := []*tester.Peer{peer(0), peer(1)}
+			sent := make([]int, k+1)
+			for i, m := range msgs {
+				sent[i] = unsched(m.msgLen)
+				m.sendUnsched(peers[i%2], 0, sent[i])
+			}
+			// Level 0 barriers queue behind every DATA the tester sent;
+			// the GRANTs that DATA drew (level 7) arrived before their
+			// RPC_UNKNOWN. Then rounds: the others' senders send what
+			// their GRANTs allow (requestDriver.step on the others
+			// only), and the IUT grants again as those bytes arrive,
+			// which frees max_incoming the first GRANTs took (a message
+			// alone gets the whole window), until the longest has a
+			// GRANT, another message is granted to its end, or four
+			// rounds went by.
+			barriers := func() []*tester.Packet { return []*tester.Packet{barrier(peers[0], 0), barrier(peers[1], 0)} }
+			wholeAt := func() (time.Time, bool) { // the first GRANT granting another message to its end
+				var at time.Time
+				for i, m := range msgs[:k] {
+					for _, g := range peers[i%2].ReceivedAll(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id}) {
+						if int(g.Pkt.Grant().Offset()) >= m.msgLen && (at.IsZero() || g.At.Before(at)) {
+							at = g.At
+						}
+					}
+				}
+				return at, !at.IsZero()
+			}
+			ends := barriers()
+			d := &requestDriver{peers: peers, msgs: msgs[:k], sent: sent[:k], left: k,
+				done: make([]bool, k), acked: make([]bool, k), fullyGranted: make([]bool, k)}
+			for round := 0; round < 4; round++ {
+				if _, whole := wholeAt(); whole || len(peers[k%2].Received(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: long.id})) > 0 {
+					break
+				}
+				d.step()
+				ends = barriers()
+			}
+			// The window judged ends at the last barriers, or earlier at
+			// the first GRANT that granted another message to its end
+			// (a slot may free then).
+			cut := ends[k%2].At
+			if at, whole := wholeAt(); whole && at.Before(cut) {
+				cut = at
+			}
+			// A FIFO GRANT (level num_priorities-2, distinct from the
+			// scheduled levels, raising the offset by at most
+			// fifo_grant_increment) is excused: linux_6.13.9's
+			// homa_grant_find_oldest skips active_rpcs[0] and messages
+			// with enough granted, and may come to the newest.
+			fifo := pr.FIFOGrantInterval() > 0 && pr.HighPriority() > pr.MaxSchedPrio
+			granted := sent[k]
+			var bad []string
+			for _, g := range peers[k%2].Received(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: long.id}) {
+				if !g.At.Before(cut) {
+					continue
+				}
+				off := int(g.Pkt.Grant().Offset())
+				if fifo && int(g.Pkt.Grant().Priority()) == pr.HighPriority() && off <= granted+int(pr.FIFOGrantIncrement) {
+					granted = max(granted, off)
+					continue
+				}
+				bad = append(bad, g.String())
+			}
+			if len(bad) > 0 {
+				for i, m := range msgs {
+					m.giveUp(peers[i%2], "the spec failed")
+				}
+			}
+			none(bad, "the longest of %d messages (%d bytes, sent last) got an SRPT GRANT while the %d shorter ones were incomplete and none granted to its end; max_overcommit is %d",
+				k+1, long.msgLen, k, k)
+			driveRequests(peers, msgs, sent)
+			// As GRANT-srpt: HOMA-GRANT-006's checker form compares bytes
+			// received, which a capture at the senders overstates.
+			checkRules("HOMA-GRANT-007", peers...)
+		}))
+
 	It("GRANT-waiting-alive: messages a receiver does not grant yet (past max_overcommit) stay alive while it grants the others a segment a tick for longer than timeout_ticks, then are granted and complete",
 		labels("grant", "MUST", "HOMA-RESEND-009", "HOMA-RESEND-019"), body(func() {
 			quietFits(params().Tick) // the senders hear a GRANT a tick

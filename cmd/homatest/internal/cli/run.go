@@ -104,7 +104,7 @@ observed, the path of a pcapng holding just that spec's packets (the spec
 checker's findings as packet comments on their frames), and the command
 that reruns it. The run folder gets report.html: the same as a page, with
 each failure's sequence graph (-o html prints it). While a pass runs,
-standard error shows the spec it is at ("run: pass-1: spec 12/93
+standard error shows the spec it is at ("run: pass-1: spec 12/95
 GRANT-srpt") when it is a terminal, or with --progress (a CI or lab log:
 a line at most every 10 s, and the pass's last).
 
@@ -200,7 +200,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder: per pass its whole capture (capture.pcapng; --mutation-matrix keeps none), failed specs' own captures, result.json and logs, and report.html (default: a new folder under homatest-runs/)")
 	f.IntVar(&o.keepRuns, "keep-runs", 20, "without --artifacts: once the run is done, remove the oldest of homatest run's folders under homatest-runs/ so that the newest N remain, this one included (only folders it made: named by time, holding passes, not in use; said on stderr); 0 keeps all")
 	f.BoolVar(&o.list, "list", false, "print the specs the run would select (one a line: short name for --focus, area, level, active or passive, RUNS: whether this IUT and environment run it, rule IDs; -o json for machines; -o text or json only) and run none")
-	f.BoolVar(&o.progress, "progress", false, "show which spec each pass is at on standard error (\"run: pass-1: spec 12/93 GRANT-srpt\") when it is not a terminal too (a CI or lab log: a line at most every 10 s); on a terminal it is shown anyway, in place")
+	f.BoolVar(&o.progress, "progress", false, "show which spec each pass is at on standard error (\"run: pass-1: spec 12/95 GRANT-srpt\") when it is not a terminal too (a CI or lab log: a line at most every 10 s); on a terminal it is shown anyway, in place")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD failures too: a failed SHOULD spec, or a SHOULD finding of another rule in any spec's exchange; and (exit 2, INCOMPLETE) on specs not run (unsupported); by default the first are warnings and the last are listed")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
@@ -737,7 +737,7 @@ func (o *runOpts) runOnly() []string {
 }
 
 // passProgress shows a pass's specs as they start on p ("pass-1: spec
-// 12/93 GRANT-srpt"), for conformance.Supervisor.Progress, and ends the
+// 12/95 GRANT-srpt"), for conformance.Supervisor.Progress, and ends the
 // line when the pass has ended (erased on a terminal before the pass's
 // report is printed).
 func passProgress(p *progressLine) func(pass string, i, n int, short string) {

@@ -304,8 +304,8 @@ func TestRunList(t *testing.T) {
 		t.Fatalf("run --list: exit %d, %v\n%s", code, err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 1+95+1 || !strings.HasPrefix(lines[0], "NAME ") || lines[len(lines)-1] != "94 specs and RUN-capture; RUNS: yes or no, with these flags; run one: homatest run --focus NAME" {
-		t.Fatalf("want a header, 95 lines (94 specs and RUN-capture) and the count; got %d lines:\n%s", len(lines), out)
+	if len(lines) != 1+96+1 || !strings.HasPrefix(lines[0], "NAME ") || lines[len(lines)-1] != "95 specs and RUN-capture; RUNS: yes or no, with these flags; run one: homatest run --focus NAME" {
+		t.Fatalf("want a header, 96 lines (95 specs and RUN-capture) and the count; got %d lines:\n%s", len(lines), out)
 	}
 	for _, want := range []string{
 		// The built-in ref's hello is known: every active spec runs.
@@ -459,8 +459,8 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("-o json: %v\n%s", err, out)
 		}
-		if len(rep.Passes) != 1 || len(rep.Passes[0].Specs) != 95 {
-			t.Fatalf("%v: want one pass of all 94 specs and RUN-capture; got %+v", c.params, rep)
+		if len(rep.Passes) != 1 || len(rep.Passes[0].Specs) != 96 {
+			t.Fatalf("%v: want one pass of all 95 specs and RUN-capture; got %+v", c.params, rep)
 		}
 		passed := 0
 		for _, sp := range rep.Passes[0].Specs {
@@ -473,7 +473,7 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 			}
 		}
 		if rep.Verdict != "pass" || passed < c.pass {
-			t.Errorf("%v: verdict %q, %d of 94 specs passed; want pass with at least %d (the rest unsupported)", c.params, rep.Verdict, passed, c.pass)
+			t.Errorf("%v: verdict %q, %d of 95 specs passed; want pass with at least %d (the rest unsupported)", c.params, rep.Verdict, passed, c.pass)
 		}
 	}
 }
@@ -519,7 +519,7 @@ func TestRunSimRepeatIdentical(t *testing.T) {
 	var first []byte
 	var firstCap []byte
 	for i, p := range rep.Passes {
-		if n := len(p.Specs); n != 95 {
+		if n := len(p.Specs); n != 96 {
 			t.Errorf("pass %d ran %d specs, want all 94 and RUN-capture", i+1, n)
 		}
 		for _, s := range p.Specs {
@@ -877,7 +877,7 @@ func TestRunFolderErrorJSON(t *testing.T) {
 // with --list, which selects as a run does): a short name selects that
 // spec alone, other text the specs whose name contains it, as typed.
 // Text of the suite's description in no spec's name selects nothing
-// ("--focus Homa" and "--focus conformance" selected all 94 specs: Ginkgo
+// ("--focus Homa" and "--focus conformance" selected all 95 specs: Ginkgo
 // matches the description too). A glob or a text in the wrong case says
 // why it matched nothing.
 func TestRunFocusAsHelpSays(t *testing.T) {
