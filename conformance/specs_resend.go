@@ -718,22 +718,40 @@ var _ = Describe("retransmission", func() {
 			end := sent.Add(wait(late))
 			var res CallResult
 			asked := 0
-			for {
-				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.NeedAckFields{Common: r.control()},
-					"NEED_ACK for a response whose packets after the first were lost on the way (the server believes it sent it whole)")).To(Succeed())
-				asked++
-				done, err := env.Clock.Wait(ctx(), deadline(pr.Tick), func() bool { return r.poll(&res) })
-				ok(err, "sending NEED_ACK every tick")
-				if done {
-					break
+			// endedBy sends a NEED_ACK every tick, polling the call, until
+			// it ends (true) or by has passed (false).
+			endedBy := func(by time.Time) (bool, error) {
+				for {
+					Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.NeedAckFields{Common: r.control()},
+						"NEED_ACK for a response whose packets after the first were lost on the way (the server believes it sent it whole)")).To(Succeed())
+					asked++
+					done, err := env.Clock.Wait(ctx(), deadline(pr.Tick), func() bool { return r.poll(&res) })
+					ok(err, "sending NEED_ACK every tick")
+					if done {
+						return true, nil
+					}
+					if !env.Clock.Now().Before(by) {
+						return false, nil
+					}
 				}
-				if !env.Clock.Now().Before(end) {
-					msg := fmt.Sprintf("the IUT still holds the call %v after the response's first packet, its server having sent nothing for it since but %d NEED_ACKs: timeout_ticks %d of %v, stretched by timer_drift %g, allow %v (a NEED_ACK does not reset silent_ticks: homa_dispatch_pkts)",
-						p.Now().Sub(sent), asked, pr.TimeoutTicks, pr.Tick, pr.TimerDrift, late)
-					// Excused only by stalls that lost the overshoot.
-					timedOutLate(msg, p.Now().Sub(sent), late, sent, p.Now())
-					return
+			}
+			held := func() string {
+				return fmt.Sprintf("the IUT still holds the call %v after the response's first packet, its server having sent nothing for it since but %d NEED_ACKs: timeout_ticks %d of %v, stretched by timer_drift %g, allow %v (a NEED_ACK does not reset silent_ticks: homa_dispatch_pkts)",
+					p.Now().Sub(sent), asked, pr.TimeoutTicks, pr.Tick, pr.TimerDrift, late)
+			}
+			if done, _ := endedBy(end); !done {
+				// Late, not never: the call must end within the bound
+				// plus what the measured stalls lost (heldAtTimeout).
+				switch ended, judged := heldAtTimeout(sent, end, endedBy); {
+				case !judged && stalledLongest(held(), sent, p.Now(), wait(late)/4):
+					panic(stalledOut{})
+				case !ended:
+					Fail(held())
 				}
+				// Ended late: excused only by stalls that lost the
+				// overshoot.
+				gone := p.Now().Sub(sent)
+				timedOutLate(fmt.Sprintf("the IUT gave the call up %v after the response's first packet, its server having sent nothing for it since but %d NEED_ACKs; timeout_ticks %d of %v, stretched by timer_drift %g, allow %v", gone, asked, pr.TimeoutTicks, pr.Tick, pr.TimerDrift, late), gone, late, sent, p.Now())
 			}
 			r.ended = true
 			wantTimedOut(res, "the server sends only NEED_ACKs for timeout_ticks after the response began")
@@ -1427,6 +1445,26 @@ func timedOutLate(msg string, after, late time.Duration, from, to time.Time) {
 	if !stalledAtLeastOf(msg, wFrom, wTo, lost, nil) {
 		Fail(msg)
 	}
+}
+
+// heldAtTimeout tells a call still held at its timeout's bound end (its
+// silence counted from from) that ends late from one that never does:
+// it waits on (endedBy, which keeps the exchange going until by at most
+// and reports whether the call ended) until the bound plus what the
+// measured stalls lost (lateWithinStalls). ended: the call ended by then,
+// and its lateness is judged (timedOutLate). !ended, judged: the IUT held
+// the call past the bound and every measured stall's loss, which no stall
+// excuses (the spec fails). !ended, !judged: the stalls lost more than
+// stallCreditMost bounds, and nothing can be judged. Timing the call out
+// at the bound excused it once stalls had lost the overshoot, without
+// waiting to see whether it ended: an IUT that never times out passed.
+func heldAtTimeout(from, end time.Time, endedBy func(by time.Time) (bool, error)) (ended, judged bool) {
+	late := lateWithinStalls(from, end, func(by time.Time) (bool, error) {
+		came, err := endedBy(by)
+		ended = ended || came
+		return came, err
+	})
+	return ended, ended || !late
 }
 
 // timeoutLate bounds how long after its silence began a client gives a

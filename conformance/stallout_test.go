@@ -414,3 +414,53 @@ func TestHeldUpSilencesOwnRPC(t *testing.T) {
 		}
 	})
 }
+
+// TestHeldAtTimeout: a call still held at its timeout's bound (100 ms)
+// is waited on until the bound plus what the measured stalls lost, and
+// fails unless it ended by then. RESEND-timeout-need-ack timed the call
+// out at the bound and excused it once stalls had lost the overshoot
+// (timedOutLate), without waiting to see whether it ended: a client that
+// never times out, held 30 ms past the bound beside a 30 ms IUT freeze,
+// passed with a timing note. This test fails on that code (heldAtTimeout
+// did not exist; the old excuse is asserted below).
+func TestHeldAtTimeout(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	at := func(n int) time.Time { return t0.Add(ms(n)) }
+	iut := func(from, to int) stall.Span {
+		return stall.Span{From: at(from), To: at(to), Who: "IUT agent on h1 (frozen by the simulator)", Lost: ms(to - from)}
+	}
+	for _, c := range []struct {
+		name          string
+		spans         []stall.Span
+		ends          int // ms after t0 the call ends; 0: never
+		ended, judged bool
+		asked         []int
+	}{
+		{"never ends, no stall", nil, 0, false, true, nil},
+		{"never ends, a 30 ms freeze", []stall.Span{iut(40, 70)}, 0, false, true, []int{130}},
+		{"ends 20 ms late, a 30 ms freeze", []stall.Span{iut(40, 70)}, 120, true, true, []int{130}},
+		{"ends 40 ms late, a 30 ms freeze", []stall.Span{iut(40, 70)}, 140, false, true, []int{130}},
+		{"never ends, more than stallCreditMost bounds lost", []stall.Span{iut(-90, 360)}, 0, false, false, []int{290, 480}},
+	} {
+		withStalls(t, c.spans, func() {
+			var asked []int
+			endedBy := func(by time.Time) (bool, error) {
+				asked = append(asked, int(by.Sub(t0)/time.Millisecond))
+				return c.ends > 0 && !at(c.ends).After(by), nil
+			}
+			ended, judged := heldAtTimeout(t0, at(100), endedBy)
+			if ended != c.ended || judged != c.judged || !slices.Equal(asked, c.asked) {
+				t.Errorf("%s: ended %v, judged %v after asking by %v ms; want %v, %v after %v ms", c.name, ended, judged, asked, c.ended, c.judged, c.asked)
+			}
+		})
+	}
+	// What the old code excused: the call held at 130 ms, 30 ms past its
+	// bound, beside the 30 ms freeze (timedOutLate's offSchedule reading).
+	withStalls(t, []stall.Span{iut(40, 70)}, func() {
+		wFrom, wTo, lost, _ := offSchedule(ms(130), 0, ms(100), t0, at(130))
+		if _, _, excused := stallsLost(wFrom, wTo, lost, nil); !excused {
+			t.Errorf("the old excuse of a call held 130 ms: not excused; the case no longer shows the old code's fault")
+		}
+	})
+}

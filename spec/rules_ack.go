@@ -108,7 +108,7 @@ func ackRules() []*Rule {
 						return Downgrade(CauseQueueing, Evidence{r.AckFrame, fmt.Sprintf("the ack, stamped as %v sent it, had the whole path to %v ahead of it", e.Dst, e.Src)},
 							"%s %v after the client's ack (frame %d), which may still have been on its way to the server (response_timeout %v plus slack)", e.Type(), late.Round(time.Microsecond), r.AckFrame, c.P.ResponseTimeout)
 					}
-					return Violation("%s %v after the client acknowledged the RPC (frame %d): the server freed it", e.Type(), late.Round(time.Microsecond), r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack)
+					return Violation("%s %v after the client acknowledged the RPC (frame %d): the server freed it", e.Type(), late.Round(time.Microsecond), r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack).WithLate(late - c.P.Slack)
 				}
 				return Pass().WithSlack(c.P.Slack)
 			}},

@@ -625,3 +625,33 @@ func TestAck004RepeatAfterEviction(t *testing.T) {
 		}
 	}
 }
+
+// TestAfterStateChangeLate: a packet a host sends for an RPC after it was
+// told the RPC is over (HOMA-ACK-003: the client's ACK; HOMA-RESEND-017:
+// the client's RPC_UNKNOWN) is late processing of that news, which a
+// stall of the host can explain only by losing how far past the slack the
+// packet came: the finding says so (Finding.Late), so that a stall that
+// lost less no longer excuses it (stall.Accounting excused a finding
+// without Late by any overlapping stall). Fails on the old rules, whose
+// findings carried no Late.
+func TestAfterStateChangeLate(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	b.after(30 * time.Microsecond).ack(2)
+	late := b.after(5*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	rep := b.check("linux", "HOMA-ACK-003")
+	wantViolations(t, rep, "HOMA-ACK-003", late)
+	if v := rep.Violations[0]; v.Late != 5*time.Millisecond-v.Slack || v.Slack <= 0 {
+		t.Errorf("HOMA-ACK-003 5 ms after the ACK: late %v with slack %v, want %v", v.Late, v.Slack, 5*time.Millisecond-v.Slack)
+	}
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100000, 0, 1424, 7, nil)
+	b.after(50*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+	late = b.after(5*time.Millisecond).ctl(false, 2, wire.TypeBusy)
+	rep = b.check("linux", "HOMA-RESEND-017")
+	wantViolations(t, rep, "HOMA-RESEND-017", late)
+	if v := rep.Violations[0]; v.Late != 5*time.Millisecond-v.Slack || v.Slack <= 0 {
+		t.Errorf("HOMA-RESEND-017 5 ms after the client's RPC_UNKNOWN: late %v with slack %v, want %v", v.Late, v.Slack, 5*time.Millisecond-v.Slack)
+	}
+}

@@ -256,7 +256,7 @@ func idRules2() []*Rule {
 							e.Type(), r.Key.ClientID, e.Dst, e.Packet.Common().Dport(), late.Round(time.Microsecond), u.Frame)
 					}
 					return Violation("%s of RPC %d to %v port %d %v after that port was reported unreachable (ICMP frame %d)",
-						e.Type(), r.Key.ClientID, e.Dst, e.Packet.Common().Dport(), late.Round(time.Microsecond), u.Frame).With(u.Frame).WithSlack(c.P.Slack)
+						e.Type(), r.Key.ClientID, e.Dst, e.Packet.Common().Dport(), late.Round(time.Microsecond), u.Frame).With(u.Frame).WithSlack(c.P.Slack).WithLate(late - c.P.Slack)
 				}
 				return Pass().WithSlack(c.P.Slack)
 			}},

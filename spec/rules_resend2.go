@@ -267,7 +267,7 @@ func resendRules2() []*Rule {
 				late := e.Time.Sub(r.UnknownTime)
 				if !e.FromClient() && r.UnknownFromClient {
 					if late > c.P.Slack {
-						return Violation("%s from the server %v after the client answered RPC_UNKNOWN for the RPC", e.Type(), late.Round(time.Microsecond)).WithSlack(c.P.Slack)
+						return Violation("%s from the server %v after the client answered RPC_UNKNOWN for the RPC", e.Type(), late.Round(time.Microsecond)).WithSlack(c.P.Slack).WithLate(late - c.P.Slack)
 					}
 					return Pass().WithSlack(c.P.Slack)
 				}

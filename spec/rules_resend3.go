@@ -184,7 +184,7 @@ func resendRules3() []*Rule {
 				}
 				if after > c.P.Slack {
 					return Violation("%s for RPC %d %v after the client said RPC_UNKNOWN for it (frame %d): it does not have the RPC",
-						e.Type(), KeyOf(e).ClientID, after.Round(time.Microsecond), said.Frame).With(said.Frame).WithSlack(c.P.Slack).Alone()
+						e.Type(), KeyOf(e).ClientID, after.Round(time.Microsecond), said.Frame).With(said.Frame).WithSlack(c.P.Slack).WithLate(after - c.P.Slack).Alone()
 				}
 				return Pass().WithSlack(c.P.Slack)
 			}},
@@ -422,7 +422,7 @@ func serverAfterOwnUnknown(c *Ctx, e *Event) Result {
 	after := e.Time.Sub(r.UnknownTime)
 	if after > c.P.Slack {
 		return Violation("%s for RPC %d %v after the server said RPC_UNKNOWN for it, with no request DATA since that could have created it anew: it had the RPC",
-			e.Type(), KeyOf(e).ClientID, after.Round(time.Microsecond)).WithSlack(c.P.Slack)
+			e.Type(), KeyOf(e).ClientID, after.Round(time.Microsecond)).WithSlack(c.P.Slack).WithLate(after - c.P.Slack)
 	}
 	return Pass().WithSlack(c.P.Slack)
 }
