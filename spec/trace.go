@@ -40,6 +40,10 @@ type GrantSeen struct {
 	// HBefore is the sender's horizon as far as the capture shows just
 	// before this GRANT: max(U, earlier GRANT offsets, RESEND ends).
 	HBefore uint32
+	// Received is the message's distinct bytes the capture had seen just
+	// before this GRANT (Message.Received): a GRANT below Received +
+	// window was cut short (HOMA-GRANT-024).
+	Received uint32
 }
 
 // Message is what an observer knows about one message (request or
@@ -2020,7 +2024,7 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 		buf := make([]GrantSeen, 12)
 		m.RecentGrants, m.GrantLog = buf[:0:8], buf[8:8:12]
 	}
-	gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), FIFO: fifo, Offset: g.Offset(), HBefore: m.Horizon(t.P)}
+	gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), FIFO: fifo, Offset: g.Offset(), HBefore: m.Horizon(t.P), Received: m.Received()}
 	m.RecentGrants = append(m.RecentGrants, gs)
 	m.GrantLog = append(m.GrantLog, gs)
 	if m == &r.Request && m.Received() >= m.heldGranted(t.P) {
