@@ -1597,7 +1597,7 @@ func (t *Trace) Apply(e *Event) {
 			r.serverQuietMax = max(r.serverQuietMax, e.Time.Sub(start))
 		}
 	}
-	if typ != wire.TypeAck || ackNamesRPC(p, r) {
+	if typ != wire.TypeCutoffs && typ != wire.TypeAck {
 		if r.spoke(e.FromClient()) {
 			t.answered++
 		}
@@ -1710,9 +1710,12 @@ const (
 // from both sides. Every packet type names its RPC by the common header's
 // sender_id (homa_wire.h): DATA, GRANT, BUSY, and the control packets
 // RESEND (a host still waiting for bytes of r), NEED_ACK (a server
-// holding r's response), ACK (when its header names r: ackNamesRPC) and
-// RPC_UNKNOWN (a host answering a packet of r it has no RPC for); each
-// shows the capture holds that host's direction for r.
+// holding r's response) and RPC_UNKNOWN (a host answering a packet of r
+// it has no RPC for) each show the capture holds that host's direction
+// for r. Not counted: CUTOFFS (the receiving host's priority cutoffs,
+// sent for any DATA with a stale cutoff_version) and ACK (a client's
+// ACK may carry acks of other RPCs; an RPC acked without ever being
+// heard from its server showed no exchange).
 func (r *RPC) spoke(fromClient bool) bool {
 	side := spokeServer
 	if fromClient {
