@@ -102,7 +102,7 @@ func (o Options) Validate() error {
 			return fmt.Errorf("--param: %w", err)
 		}
 	}
-	if _, err := spec.Select(spec.Rules(), o.Rules, o.Level, ""); err != nil {
+	if _, err := spec.SelectSome(spec.Rules(), o.Rules, o.Level, ""); err != nil {
 		return fmt.Errorf("--rules: %w", err)
 	}
 	return nil
@@ -677,12 +677,12 @@ func checkFile(o Options, file string) FileReport {
 		fr.NothingJudged = fmt.Sprintf("%s heard from both sides, so no exchange was judged: the file ends early; check the whole capture",
 			noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")+" before the damage"))
 	} else if rep.Answered == 0 {
-		fr.NothingJudged = fmt.Sprintf("%s heard from both sides (a DATA, GRANT or BUSY from its client and one from its server), so no exchange was judged: the capture is too short or shows one direction only; capture a longer stretch of both directions",
+		fr.NothingJudged = fmt.Sprintf("%s heard from both sides (a packet naming it, DATA or control, from its client and one from its server), so no exchange was judged: the capture is too short or shows one direction only; capture a longer stretch of both directions",
 			noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")))
 		if n := st.SnapUnseen(); n > 0 && !rep.OneDirection {
 			// The cut frames, not the capture's length or direction, may
 			// hide every answer: say so, not "too short".
-			fr.NothingJudged = fmt.Sprintf("%s heard from both sides (a DATA, GRANT or BUSY from its client and one from its server), so no exchange was judged: the snap length cut %d of them to unseen packets (see the snap length WARNING), which may hold each RPC's other side; re-capture whole frames",
+			fr.NothingJudged = fmt.Sprintf("%s heard from both sides (a packet naming it, DATA or control, from its client and one from its server), so no exchange was judged: the snap length cut %d of them to unseen packets (see the snap length WARNING), which may hold each RPC's other side; re-capture whole frames",
 				noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")), n)
 		}
 		if rep.OneDirection {

@@ -167,6 +167,42 @@ func MergeJUnit(sources []string, dst string, r JUnitRun) error {
 	return nil
 }
 
+// keepFinishedCases rewrites the JUnit file of an interrupted pass at
+// path with only the testcases of specs that finished: the one the
+// interrupt cut short (status "interrupted") and those it kept from
+// beginning (skipped) are left out, so that the run's report has one
+// error for the interruption (MergeJUnit's JUnitRun.Interrupted).
+func keepFinishedCases(path string) error {
+	suites, err := readJUnitFile(path)
+	if err != nil {
+		return err
+	}
+	suites.Tests, suites.Errors, suites.Failures, suites.Disabled = 0, 0, 0, 0
+	for i := range suites.TestSuites {
+		ts := &suites.TestSuites[i]
+		var kept []JUnitCase
+		ts.Tests, ts.Errors, ts.Failures, ts.Skipped = 0, 0, 0, 0
+		for _, c := range ts.TestCases {
+			if c.Status == "interrupted" || c.Skipped != nil {
+				continue
+			}
+			kept = append(kept, c)
+			ts.Tests++
+			switch {
+			case c.Error != nil:
+				ts.Errors++
+			case c.Failure != nil:
+				ts.Failures++
+			}
+		}
+		ts.TestCases = kept
+		suites.Tests += ts.Tests
+		suites.Errors += ts.Errors
+		suites.Failures += ts.Failures
+	}
+	return writeJUnitFile(path, suites)
+}
+
 // namePass suffixes " (pass n)" to the name of each suite of a pass's
 // report and to the classname of its cases that carry the suite's name
 // (Ginkgo's: the suite description), n counting from 1: every pass's

@@ -136,6 +136,10 @@ type Result struct {
 	// broke the agent protocol (iutFault). Then no spec ran, and the run
 	// fails (exit 1).
 	IUTFailure string `json:"iut_failure,omitempty"`
+	// Running, in the result of a pass interrupted part-way, names the
+	// specs the interrupt cut short (left out of Specs, which holds the
+	// specs that finished).
+	Running []string `json:"running,omitempty"`
 }
 
 // NamedRules returns the rule IDs the spec's failure message names, in

@@ -296,6 +296,11 @@ func (s *Supervisor) Pass(name string, o PassOptions) (*Result, string, error) {
 				return nil, "", fmt.Errorf("%w, killed after %v without ending: homatest cleanup removes any namespaces it left", ErrInterrupted, InterruptGrace)
 			}
 		}
+		// The pass ended on the interrupt: Ginkgo reported the specs that
+		// finished (the one cut short an error, those not begun skipped).
+		if res, junit := s.partialPass(o); res != nil {
+			return res, junit, ErrInterrupted
+		}
 		return nil, "", ErrInterrupted
 	}
 	if err != nil {
@@ -319,6 +324,40 @@ func (s *Supervisor) Pass(name string, o PassOptions) (*Result, string, error) {
 		junit = filepath.Join(o.Dir, passJUnitFile)
 	}
 	return &res, junit, nil
+}
+
+// partialPass reads what an interrupted pass (folder o.Dir) wrote as it
+// ended: its result with only the specs that finished (Result.Running
+// names the one cut short) and its JUnit file with only their testcases
+// ("" without o.JUnit or the file). Nil when the pass wrote no result
+// (killed, or interrupted before its specs began) or none finished.
+func (s *Supervisor) partialPass(o PassOptions) (*Result, string) {
+	b, err := os.ReadFile(filepath.Join(o.Dir, passResultFile))
+	if err != nil {
+		return nil, ""
+	}
+	var res Result
+	if json.Unmarshal(b, &res) != nil {
+		return nil, ""
+	}
+	var done []SpecResult
+	for _, sp := range res.Specs {
+		switch {
+		case sp.State == "error" && strings.HasPrefix(sp.Failure, "interrupted"):
+			res.Running = append(res.Running, sp.Name)
+		case sp.State != "skipped":
+			done = append(done, sp)
+		}
+	}
+	if len(done) == 0 {
+		return nil, ""
+	}
+	res.Specs = done
+	junit := ""
+	if path := filepath.Join(o.Dir, passJUnitFile); o.JUnit && keepFinishedCases(path) == nil {
+		junit = path
+	}
+	return &res, junit
 }
 
 // readProgress calls fn with each "I N SHORT" line r holds, until its

@@ -283,7 +283,7 @@ func (s *Scenario) validateCheck() error {
 	if err != nil {
 		return s.errf("check.profile", "%v", err)
 	}
-	if _, err := spec.Select(spec.Rules(), c.Rules, c.level(), c.Profile); err != nil {
+	if _, err := spec.SelectSome(spec.Rules(), c.Rules, c.level(), c.Profile); err != nil {
 		return s.errf("check.rules", "%v", err)
 	}
 	p := prof.Params

@@ -124,8 +124,9 @@ type Report struct {
 	Events  int    `json:"events"`
 	RPCs    int    `json:"rpcs"`
 	// Answered counts the RPCs heard from both sides: both their client
-	// and their server sent a DATA, GRANT or BUSY of them in the capture
-	// (Trace.Answered). With none, no exchange was judged.
+	// and their server sent a packet naming them in the capture (DATA,
+	// GRANT, BUSY, RESEND, NEED_ACK, RPC_UNKNOWN; not CUTOFFS or ACK:
+	// Trace.Answered). With none, no exchange was judged.
 	Answered int          `json:"rpcs_answered"`
 	Rules    []RuleResult `json:"rules"`
 	// Violations in trace order (at most MaxFindings per rule are kept;

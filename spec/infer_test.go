@@ -3,6 +3,7 @@ package spec
 import (
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -80,4 +81,39 @@ func TestInferGSONewSection(t *testing.T) {
 			t.Errorf("section %v: max_gso_size %s, want %s", c.section, v, c.want)
 		}
 	}
+}
+
+// TestInferLowerBoundsShortest: request_ack_ticks is a lower bound of
+// HOMA-ACK-005 (the first NEED_ACK no sooner than request_ack_ticks-1
+// ticks after the response), so the inferred value is the shortest delay
+// seen in whole ticks: 18 from 17.6 ms and 19.4 ms. The median (19) made
+// the 17.6 ms NEED_ACK a MUST violation once the advice was followed.
+func TestInferLowerBoundsShortest(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	for i, d := range []time.Duration{17600 * time.Microsecond, 19400 * time.Microsecond} {
+		cid := uint64(2 + 2*i)
+		b.after(time.Millisecond).rpcWithResponse(cid, 100)
+		b.after(d).ctl(false, cid, wire.TypeNeedAck)
+		b.after(100*time.Microsecond).ack(cid, cid)
+	}
+	in := NewInferrer(linuxParams(t))
+	for i := range b.events {
+		in.Feed(&b.events[i])
+	}
+	var got Inferred
+	for _, x := range in.Result() {
+		if x.Name == "request_ack_ticks" {
+			got = x
+		}
+	}
+	if got.Value != "18" || got.Evidence != "shortest of 2 delays from a response's last byte to the first NEED_ACK: 17.6ms" {
+		t.Fatalf("request_ack_ticks %q (%s), want 18 from the shortest, 17.6ms", got.Value, got.Evidence)
+	}
+	rep := b.check("linux", "", "request_ack_ticks="+got.Value)
+	for _, f := range rep.Violations {
+		if f.Level == Must {
+			t.Errorf("with the inferred request_ack_ticks %s: %s %s", got.Value, f.Rule, f.Why)
+		}
+	}
+	wantClean(t, rep, "HOMA-ACK-005")
 }

@@ -87,9 +87,10 @@ func (t *Trace) applyPredicted(e *Event) bool {
 	if trig {
 		m.trig.add()
 	}
-	if r.heard(e, wire.TypeData) {
+	if r.spoke(fromClient) {
 		t.answered++
 	}
+	r.heard(e, wire.TypeData)
 	if fromClient {
 		r.ReqLast = e.Time
 		r.serverQuietMax = 0

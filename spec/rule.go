@@ -242,6 +242,43 @@ func Select(rules []*Rule, globs string, min Level, profile string) ([]*Rule, er
 	return out, nil
 }
 
+// SelectSome is Select for a selection that must judge something: it also
+// returns an error when globs match rules but none of them has level min
+// (a SHOULD rule asked for at level must) or applies to profile, saying
+// which rules the globs matched and why they fell out. An empty selection
+// judges nothing, so a check of it would pass green.
+func SelectSome(rules []*Rule, globs string, min Level, profile string) ([]*Rule, error) {
+	out, err := Select(rules, globs, min, profile)
+	if err != nil || len(out) > 0 {
+		return out, err
+	}
+	matched, _ := Select(rules, globs, 0, "")
+	atLevel, _ := Select(rules, globs, min, "")
+	if len(matched) == 0 || len(atLevel) > 0 && profile == "" {
+		return out, nil // no rule at all (globs empty and rules empty)
+	}
+	if len(atLevel) == 0 {
+		return nil, fmt.Errorf("rule pattern %q matches only SHOULD rules (%s), none at level must, so nothing would be judged: use level should, or a pattern that matches MUST rules", globs, idList(matched))
+	}
+	return nil, fmt.Errorf("rule pattern %q matches no rule profile %s judges (%s apply to other profiles), so nothing would be judged: pick a pattern with rules of that profile (see homatest spec list)", globs, profile, idList(atLevel))
+}
+
+// idList lists the IDs of rs, the first three and a count of the rest.
+func idList(rs []*Rule) string {
+	var b strings.Builder
+	for i, r := range rs {
+		if i == 3 {
+			fmt.Fprintf(&b, " and %d more", len(rs)-3)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(r.ID)
+	}
+	return b.String()
+}
+
 // ChargesReceiver reports whether a violation of r is the doing of the
 // host that received the finding's frame rather than of the host that sent
 // it: true for obligations (the Within form, "after A, B within T"), whose

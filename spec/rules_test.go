@@ -146,6 +146,34 @@ func TestSelectErrors(t *testing.T) {
 	}
 }
 
+// TestSelectSome: a selection that judges nothing is an error saying
+// which rules the pattern matched and why they fell out (before, Select
+// returned no rule and no error: check passed "PASS 0 rules"); one that
+// keeps a rule is Select's.
+func TestSelectSome(t *testing.T) {
+	all := Rules()
+	if _, err := SelectSome(all, "HOMA-ACK-011", Must, ""); err == nil || !strings.Contains(err.Error(), `"HOMA-ACK-011" matches only SHOULD rules (HOMA-ACK-011), none at level must`) {
+		t.Errorf("SHOULD rule at level must: %v", err)
+	}
+	var upstreamOut *Rule
+	for _, r := range all {
+		if !r.AppliesTo("upstream") {
+			upstreamOut = r
+			break
+		}
+	}
+	if _, err := SelectSome(all, upstreamOut.ID, 0, "upstream"); err == nil || !strings.Contains(err.Error(), "matches no rule profile upstream judges ("+upstreamOut.ID+" apply to other profiles)") {
+		t.Errorf("%s under upstream: %v", upstreamOut.ID, err)
+	}
+	rs, err := SelectSome(all, "HOMA-ACK-011,HOMA-ACK-001", Must, "")
+	if err != nil || len(rs) != 1 || rs[0].ID != "HOMA-ACK-001" {
+		t.Errorf("with a MUST rule: %v %v, want HOMA-ACK-001", ruleIDs(rs), err)
+	}
+	if rs, err := SelectSome(all, "", Must, ""); err != nil || len(rs) == 0 {
+		t.Errorf("all MUST rules: %d, %v", len(rs), err)
+	}
+}
+
 // TestSelectLevel: Must selects only MUST rules; Should (or 0) selects
 // MUST and SHOULD.
 func TestSelectLevel(t *testing.T) {

@@ -589,9 +589,11 @@ type RPC struct {
 	// idLatest is set while Trace.byClientID files the RPC under its
 	// client id, so that a packet of it costs no map access there.
 	idLatest bool
-	// twoSided is set once both sides sent a DATA, GRANT or BUSY of it
-	// (Trace.Answered counts such RPCs).
+	// twoSided is set once both sides sent a packet naming it (spoke);
+	// Trace.Answered counts such RPCs. spoken holds spokeClient and
+	// spokeServer for the sides heard so far.
 	twoSided bool
+	spoken   uint8
 	// dupLast caches the Network's latest frames between the RPC's hosts
 	// (Network.lastOf).
 	dupLast *pairFrames
@@ -1133,7 +1135,7 @@ func startsRequest(e *Event) bool {
 func (t *Trace) Created() int { return t.created }
 
 // Answered returns how many RPCs both their client and their server
-// sent a DATA, GRANT or BUSY of: those whose exchange the rules could
+// sent a packet of (RPC.spoke): those whose exchange the rules could
 // judge (an RPC seen from one side only shows no reaction).
 func (t *Trace) Answered() int { return t.answered }
 
@@ -1694,11 +1696,14 @@ func (t *Trace) Apply(e *Event) {
 			r.serverQuietMax = max(r.serverQuietMax, e.Time.Sub(start))
 		}
 	}
-	switch typ {
-	case wire.TypeData:
-		if r.heard(e, typ) {
+	if typ != wire.TypeCutoffs && typ != wire.TypeAck {
+		if r.spoke(e.FromClient()) {
 			t.answered++
 		}
+	}
+	switch typ {
+	case wire.TypeData:
+		r.heard(e, typ)
 		if e.FromClient() {
 			r.ReqLast = e.Time
 			r.serverQuietMax = 0
@@ -1707,17 +1712,13 @@ func (t *Trace) Apply(e *Event) {
 		}
 		t.applyData(e, r)
 	case wire.TypeGrant:
-		if r.heard(e, typ) {
-			t.answered++
-		}
+		r.heard(e, typ)
 		if !e.FromClient() {
 			r.held(e.Time, t.P.Slack) // only a server holding the RPC grants its request
 		}
 		t.applyGrant(e, r)
 	case wire.TypeBusy:
-		if r.heard(e, typ) {
-			t.answered++
-		}
+		r.heard(e, typ)
 		if !e.FromClient() {
 			r.held(e.Time, t.P.Slack)
 		}
@@ -1773,7 +1774,7 @@ func (t *Trace) Apply(e *Event) {
 		// a client answering a NEED_ACK that reached another of its
 		// sockets (no such RPC there, homa_need_ack_pkt) acks nothing of
 		// r, which lives on r.ClientPort.
-		if c := p.Common(); r.ClientPort == 0 || c.Sport() == r.ClientPort && c.Dport() == r.ServerPort {
+		if ackNamesRPC(p, r) {
 			t.ack(k, 0, e, false)
 		}
 		a := p.Ack()
@@ -1797,10 +1798,48 @@ func (t *Trace) tick() {
 	}
 }
 
+// Sides of an RPC heard from (RPC.spoken).
+const (
+	spokeClient uint8 = 1 << iota
+	spokeServer
+)
+
+// spoke notes a packet naming r from its client (fromClient) or its
+// server, and reports whether r has now, for the first time, been heard
+// from both sides. Every packet type names its RPC by the common header's
+// sender_id (homa_wire.h): DATA, GRANT, BUSY, and the control packets
+// RESEND (a host still waiting for bytes of r), NEED_ACK (a server
+// holding r's response) and RPC_UNKNOWN (a host answering a packet of r
+// it has no RPC for) each show the capture holds that host's direction
+// for r. Not counted: CUTOFFS (the receiving host's priority cutoffs,
+// sent for any DATA with a stale cutoff_version) and ACK (a client's
+// ACK may carry acks of other RPCs; an RPC acked without ever being
+// heard from its server showed no exchange).
+func (r *RPC) spoke(fromClient bool) bool {
+	side := spokeServer
+	if fromClient {
+		side = spokeClient
+	}
+	r.spoken |= side
+	if r.twoSided || r.spoken != spokeClient|spokeServer {
+		return false
+	}
+	r.twoSided = true
+	return true
+}
+
+// ackNamesRPC reports whether the ACK p's header names r: it travels
+// between r's ports (or r's ports are not known yet). A client answering a
+// NEED_ACK that reached another of its sockets (no such RPC there,
+// homa_need_ack_pkt) acks nothing of r, which lives on r.ClientPort.
+func ackNamesRPC(p wire.Packet, r *RPC) bool {
+	c := p.Common()
+	return r.ClientPort == 0 || c.Sport() == r.ClientPort && c.Dport() == r.ServerPort
+}
+
 // heard notes that e (a DATA, GRANT or BUSY) reset the other side's
-// silent_ticks, and reports whether r has now, for the first time, been
-// heard from both sides.
-func (r *RPC) heard(e *Event, typ wire.PacketType) bool {
+// silent_ticks.
+func (r *RPC) heard(e *Event, typ wire.PacketType) {
 	r.clientRounds = 0 // a new silence (clientSilenceStart)
 	if e.FromClient() {
 		if !r.HeldLast.IsZero() && e.Time.After(r.HeldLast) {
@@ -1823,11 +1862,6 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) bool {
 		}
 		r.HeardFromServer, r.HeardTypeFromServer = e.Time, typ
 	}
-	if r.twoSided || r.HeardFromClient.IsZero() || r.HeardFromServer.IsZero() {
-		return false
-	}
-	r.twoSided = true
-	return true
 }
 
 // heardBefore returns the time of the DATA, GRANT or BUSY the client

@@ -153,7 +153,8 @@ Info).
 
 Exit codes: 0 no MUST violation (and with --strict no SHOULD violation),
 1 violations, 2 bad input (unreadable or cut capture, no Homa packets, bad
-flags), 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the check stops within
+flags; a --rules and --level that select no rule, such as a SHOULD rule at
+--level must), 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the check stops within
 a batch of frames, prints no verdict and writes no --annotate file). 2 wins: with several FILEs, one that cannot be checked makes the
 exit 2 even when others have violations (their reports still print them,
 and the error line names the files that failed their check). An

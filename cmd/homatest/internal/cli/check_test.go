@@ -187,6 +187,8 @@ func TestCheckBadInput(t *testing.T) {
 		{"param twice", []string{"check", "--param", "resend_ticks=1", "--param", "resend_ticks=2", good}, "resend_ticks is given twice"},
 		{"agent's tick name", []string{"check", "--param", "tick_ns=5000000", good}, `unknown parameter "tick_ns" (did you mean tick, a duration such as 5ms?)`},
 		{"bad rules", []string{"check", "--rules", "HOMA-NOPE-*", good}, "matches no rule"},
+		// A SHOULD rule at level must selects nothing: it passed, "PASS 0 rules".
+		{"empty selection", []string{"check", "--level", "must", "--rules", "HOMA-ACK-011", good}, `--rules: rule pattern "HOMA-ACK-011" matches only SHOULD rules (HOMA-ACK-011), none at level must, so nothing would be judged: use level should`},
 		{"bad level", []string{"check", "--level", "may", good}, "want must or should"},
 		{"no args", []string{"check"}, "needs at least one capture"},
 	} {

@@ -102,7 +102,13 @@ A capture cut short (e.g. tcpdump killed mid-write) is decoded up to the
 damage, its summary says where it stopped, and the exit code is 2. With
 several FILEs every one is decoded: one that cannot be read gets a line
 "FILE: ERROR: ..." in its summary's place (JSON: a summary with "error"),
-and the exit code is 2 at the end, the error line naming each bad file.`,
+and the exit code is 2 at the end, the error line naming each bad file.
+
+Exit codes: 0 decoded; 2 bad input (a bad flag, a capture that cannot be
+read, is cut short or damaged, or holds no Homa packet: its summary is
+printed, then the error line, as homatest rpcs and check exit 2 on it; an
+--rpc with no packet in the files) or output that could not be written;
+130 interrupted (the packets printed before it stay).`,
 		Example: `  # decode a capture
   homatest decode capture.pcap
 
@@ -188,6 +194,10 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 				d = &pcap.DamagedError{Path: name, Frames: st.Frames, Err: rerr}
 			}
 			damaged = append(damaged, d.Error())
+		} else if st.Homa == 0 {
+			// Nothing to decode is bad input, as rpcs and check say (exit
+			// 2): decode said so in its summary only and exited 0.
+			unreadable = append(unreadable, pcap.NoHomaError(name, st).Error())
 		}
 		switch {
 		case o.output == "json":

@@ -139,6 +139,17 @@ func TestDecodeErrors(t *testing.T) {
 		{"bad flag", []string{"decode", "--bogus", good}, "see homatest decode --help"},
 		{"bad good mix", []string{"decode", good, bad}, "not a pcap or pcapng file"},
 	}
+	// A capture without a Homa packet (an ARP frame) is bad input, as in
+	// rpcs and check: decode printed its summary and exited 0.
+	noHoma := filepath.Join(dir, "nohoma.pcap")
+	b, _ := os.ReadFile(good)
+	os.WriteFile(noHoma, b[:24+16+42], 0o644)
+	for _, cmd := range []string{"decode", "rpcs"} {
+		out, err, code := run(t, cmd, noHoma)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "no Homa packets found") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s of a capture without Homa: exit %d, error %v, want 2 and 'no Homa packets found'; output %q", cmd, code, err, out)
+		}
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out, err, code := run(t, c.args...)

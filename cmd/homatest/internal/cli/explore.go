@@ -81,7 +81,9 @@ The progress line (stderr) shows the explorer's events per second (packets
 it sent and received, calls and completions), the MUST rules exercised and
 the failures: on a terminal rewritten about once a second, otherwise (a CI
 log) a line at the start, every 10 seconds and at the end. Exit codes: 0 no failure, 1 failures (or, with --replay, the
-script's exchange failed), 2 usage or environment error, 130 interrupted.`,
+script's exchange failed), 2 usage or environment error (a --rules and
+--level that select no rule, such as a SHOULD rule at --level must, judge
+nothing: refused), 130 interrupted.`,
 		Example: `  homatest explore --budget 60s --seed 1
   homatest explore --fault no-busy --param link_bps=1000000000   # a knob, small messages (unsched_bytes 3000)
   homatest explore --env ns --impl mystack.yaml --budget 10m --keep-going

@@ -188,6 +188,8 @@ func TestExploreUsageErrors(t *testing.T) {
 		{[]string{"explore", "--budget", "0s"}, "--budget 0s: want a positive duration"},
 		{[]string{"explore", "--fault", "nope"}, `--fault "nope": no such fault knob`},
 		{[]string{"explore", "--level", "may"}, `--level "may": want must or should`},
+		// A SHOULD rule at level must judges nothing: it passed green.
+		{[]string{"explore", "--level", "must", "--rules", "HOMA-ACK-011"}, `--rules: rule pattern "HOMA-ACK-011" matches only SHOULD rules`},
 		{[]string{"explore", "--max-cases", "-1"}, "--max-cases -1"},
 		{[]string{"explore", "--replay", "nosuch.homa"}, "--replay nosuch.homa: no such file or directory (give a failure-N-RULE.homa script of an explore run folder)"},
 		{[]string{"explore", "--env", "sim", "--replay", bad}, "script line 3: host h9 has no host line"},

@@ -55,6 +55,9 @@ func (o *exploreOpts) validate() error {
 	o.par = par
 	if o.rules != "" {
 		sel, err := spec.Select(spec.Rules(), o.rules, 0, "")
+		if err == nil {
+			_, err = spec.SelectSome(spec.Rules(), o.rules, lvl, "") // --level must of SHOULD rules only judges nothing
+		}
 		if err != nil {
 			return fmt.Errorf("--rules: %v", err)
 		}

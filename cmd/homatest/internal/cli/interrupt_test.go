@@ -236,28 +236,60 @@ func TestRunInterruptSimJSON(t *testing.T) {
 	}
 }
 
-// TestRunInterruptSimJSONNoPass: a run interrupted before its only pass
-// finished still writes, with -o json, a report marked interrupted
-// (verdict incomplete, no passes) and a --junit file saying so, as with
-// --repeat (it used to write nothing: a CI job parsing standard output
-// failed on empty input).
-func TestRunInterruptSimJSONNoPass(t *testing.T) {
+// TestRunInterruptSimJSONPartialPass: SIGTERM in the middle of the only
+// pass, once 3 specs have finished (ginkgo.log shows them): -o json
+// reports the pass with the specs that finished (verdict incomplete, the
+// spec cut short named in "running" and in "interrupted") and --junit
+// lists their testcases and one error for the interruption. Before, the
+// report held "passes": [] and "specs_run": 0, and the JUnit one error,
+// although the pass's result.json held the finished specs.
+func TestRunInterruptSimJSONPartialPass(t *testing.T) {
 	dir := t.TempDir()
 	arts, junit := filepath.Join(dir, "run"), filepath.Join(dir, "junit.xml")
 	var stdout, stderr bytes.Buffer
 	// The whole suite: a pass long enough to be interrupted in.
 	cmd, done := startChildSplit(t, &stdout, &stderr, "run", "--env", "sim", "-o", "json", "--junit", junit, "--artifacts", arts)
-	interruptInPass(t, cmd, done, arts, 1, stderr.String)
+	threeDone := func() {
+		giveUp := time.After(timescale.D(2 * time.Minute))
+		for {
+			if b, _ := os.ReadFile(filepath.Join(arts, "pass-1", "ginkgo.log")); bytes.Count(b, []byte("\n• [")) >= 3 {
+				return
+			}
+			select {
+			case <-giveUp:
+				t.Fatalf("no 3 specs finished within 2 minutes\n%s", stderr.String())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	interruptInPassAfter(t, cmd, done, arts, 1, threeDone, stderr.String)
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr.String())
 	}
 	var rep runReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Interrupted != "interrupted during pass 1 of 1, after 0 finished passes" || rep.Verdict != "incomplete" || len(rep.Passes) != 0 {
-		t.Errorf("JSON report %+v (%v); want verdict incomplete, interrupted during pass 1 of 1, after 0 finished passes:\n%s", rep, err, stdout.String())
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Verdict != "incomplete" || len(rep.Passes) != 1 {
+		t.Fatalf("JSON report %+v (%v); want verdict incomplete and the partial pass:\n%s", rep, err, stdout.String())
+	}
+	p := rep.Passes[0]
+	if rep.SpecsRun < 3 || rep.SpecsRun != len(p.Specs) {
+		t.Errorf("specs_run %d, %d specs in the pass; want the ≥ 3 that finished", rep.SpecsRun, len(p.Specs))
+	}
+	for _, s := range p.Specs {
+		if s.State != "passed" {
+			t.Errorf("spec %s: state %s, want passed (only finished specs)", s.Name, s.State)
+		}
+	}
+	cut := ""
+	if len(p.Running) == 1 {
+		cut = "; cut short: " + p.Running[0]
+	}
+	if want := fmt.Sprintf("interrupted during pass 1 of 1, after 0 finished passes (its %d finished specs reported%s)", len(p.Specs), cut); rep.Interrupted != want {
+		t.Errorf("interrupted %q, want %q", rep.Interrupted, want)
 	}
 	b, err := os.ReadFile(junit)
-	if err != nil || !bytes.Contains(b, []byte(`name="interrupted" value="interrupted during pass 1 of 1, after 0 finished passes"`)) || !bytes.Contains(b, []byte(`<testsuites tests="1" disabled="0" errors="1"`)) {
-		t.Errorf("--junit %s: %v\n%s", junit, err, b)
+	if err != nil || !bytes.Contains(b, []byte(fmt.Sprintf(`<testsuites tests="%d" disabled="0" errors="1" failures="0"`, len(p.Specs)+1))) ||
+		bytes.Count(b, []byte(`status="passed"`)) != len(p.Specs) || bytes.Contains(b, []byte("<skipped")) || !bytes.Contains(b, []byte(`name="interrupted" value="`+rep.Interrupted+`"`)) {
+		t.Errorf("--junit %s: %v\n%.2000s", junit, err, b)
 	}
 }
 
@@ -354,7 +386,7 @@ func TestInterruptedBeforeAnyPass(t *testing.T) {
 	arts := t.TempDir()
 	var out bytes.Buffer
 	o := &runOpts{output: "text", repeat: 1, artifacts: arts, ctx: context.Background(), stderr: io.Discard}
-	err := o.interruptedAfter(&out, conformance.ErrInterrupted, nil, nil)
+	err := o.interruptedAfter(&out, conformance.ErrInterrupted, nil, nil, nil, "")
 	if e, ok := err.(*ExitError); !ok || e.Code != 130 {
 		t.Errorf("error %v, want exit 130", err)
 	}

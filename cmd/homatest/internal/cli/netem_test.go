@@ -18,6 +18,9 @@ func TestNetemUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"netem", "set", "--dev", "x", "--rate", "fast"}, `--rate: rate "fast": want a number of bit/s`},
+		// 0 is the config's "unlimited": it silently removed a rate set before.
+		{[]string{"netem", "set", "--dev", "x", "--rate", "0"}, `--rate "0" is no rate: give a positive one such as 100mbit, or leave --rate out for an unlimited link`},
+		{[]string{"netem", "set", "--dev", "x", "--rate", "0mbit", "--check"}, `--rate "0mbit" is no rate`},
 		{[]string{"netem", "set", "--dev", "lo", "--check", "--plan", "/no/such/plan.yaml"}, "--plan /no/such/plan.yaml: no such file or directory (give a fault plan YAML file"},
 		{[]string{"netem", "set", "--dev", "x", "--loss", "0.1", "--loss-ge", "0.1,0.2"}, "pick one loss model"},
 		{[]string{"netem", "set", "--dev", "x", "--loss-ge", "0.1"}, "want P,R"},

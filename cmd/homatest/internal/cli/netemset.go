@@ -27,7 +27,7 @@ type linkFlags struct {
 }
 
 func (l *linkFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&l.rate, "rate", "", "link `RATE` in bit/s, e.g. 100mbit, 1gbit, 10Mbit/s (empty = unlimited)")
+	fs.StringVar(&l.rate, "rate", "", "link `RATE` in bit/s, e.g. 100mbit, 1gbit, 10Mbit/s (empty = unlimited; 0 is refused)")
 	fs.IntVar(&l.cfg.BufferBytes, "buffer", 0, "egress buffer in `BYTES` of each priority queue: a bfifo of BYTES, or BYTES/1514 packets in netem leaves (delay, jitter, loss, duplication, reordering, corruption); "+bufferZero)
 	fs.IntVar(&l.cfg.Priorities, "priorities", 0, "number of strict-priority queues 1..8 (0 = 8)")
 	fs.StringVar(&l.priorityMapping, "priority-map", "", "how 8 priorities fold into fewer queues: clamp (HomaModule num_priorities) or scale")
@@ -71,6 +71,11 @@ func (l *linkFlags) config() (netem.LinkConfig, error) {
 		r, err := netem.ParseRate(l.rate)
 		if err != nil {
 			return c, fmt.Errorf("--rate: %s", strings.TrimPrefix(err.Error(), "netem: "))
+		}
+		if r == 0 {
+			// Rate 0 is the config's "unlimited": it silently removed a
+			// rate set before.
+			return c, fmt.Errorf("--rate %q is no rate: give a positive one such as 100mbit, or leave --rate out for an unlimited link", l.rate)
 		}
 		c.Rate = r
 	}

@@ -445,7 +445,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		name := fmt.Sprintf("pass-%d", i)
 		res, junit, err := sup.Pass(name, o.passOptions())
 		if errors.Is(err, conformance.ErrInterrupted) {
-			return o.interruptedAfter(cmd.OutOrStdout(), err, passes, junits)
+			return o.interruptedAfter(cmd.OutOrStdout(), err, passes, junits, res, junit)
 		}
 		if err != nil {
 			o.startedRun() // the pass's child failed: its folder is the evidence
@@ -471,7 +471,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		o.startedRun()
 		if err := sup.RerunInconclusive(name, res, o.passOptions()); err != nil {
 			if errors.Is(err, conformance.ErrInterrupted) {
-				return o.interruptedAfter(cmd.OutOrStdout(), err, passes, junits)
+				return o.interruptedAfter(cmd.OutOrStdout(), err, passes, junits, nil, "")
 			}
 			return usageErr(err)
 		}
@@ -621,15 +621,38 @@ func (o *runOpts) startedRun() {
 }
 
 // interruptedAfter is interrupted for a run whose passes (with their
-// JUnit files junits) finished before the interruption: -o json writes
-// their report and --junit their JUnit, both marked interrupted, as text
-// mode has shown each pass as it finished.
-func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conformance.Result, junits []string) error {
+// JUnit files junits) finished before the interruption, and partial (its
+// JUnit file partialJUnit), when not nil, the pass cut short with the
+// specs it finished (conformance.Result.Running: the one it was running):
+// -o json writes their report and --junit their JUnit, both marked
+// interrupted, as text mode has shown each finished pass as it finished
+// and now shows the partial one.
+func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conformance.Result, junits []string, partial *conformance.Result, partialJUnit string) error {
 	ierr := o.interrupted(err)
 	// Even before the first pass finished, -o json writes a report (verdict
 	// incomplete) and --junit a file that says so: a CI job reading
 	// either fails on an empty one.
 	note := fmt.Sprintf("interrupted during pass %d of %d, after %s", len(passes)+1, o.repeat, plural.Of(len(passes), "finished pass", "finished passes"))
+	partialText := ""
+	if partial != nil {
+		// The specs the pass finished are reported (as bench reports the
+		// transports it measured to the end); the one cut short is named.
+		cut := ""
+		if len(partial.Running) > 0 {
+			cut = "; cut short: " + strings.Join(partial.Running, "; ")
+		}
+		note += fmt.Sprintf(" (its %s reported%s)", plural.Of(specsRun(partial), "finished spec", "finished specs"), cut)
+		partialText = fmt.Sprintf("%s of pass %d finished (printed above)%s", plural.Of(specsRun(partial), "spec", "specs"), len(passes)+1, cut)
+		if o.output == "text" {
+			if werr := o.writePass(out, len(passes)+1, o.repeat, partial); werr != nil {
+				return &ExitError{Code: 130, Err: fmt.Errorf("%v (and writing the report: %v)", ierr.(*ExitError).Err, werr)}
+			}
+		}
+		passes = append(slices.Clip(passes), partial)
+		if partialJUnit != "" {
+			junits = append(slices.Clip(junits), partialJUnit)
+		}
+	}
 	if passes == nil {
 		passes = []*conformance.Result{} // "passes": [], not null
 	}
@@ -650,10 +673,17 @@ func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conforman
 		// "(each printed above)" only when one was: with none finished
 		// nothing above is a pass report.
 		above := ""
-		if len(passes) > 0 {
+		finished := len(passes)
+		if partial != nil {
+			finished--
+		}
+		if finished > 0 {
 			above = " (each printed above)"
 		}
-		if _, werr := fmt.Fprintf(out, "\n%s: interrupted after %d of %d passes finished%s; artifacts in %s\n", verdict, len(passes), o.repeat, above, o.artifacts); werr != nil {
+		if partialText != "" {
+			above += "; " + partialText
+		}
+		if _, werr := fmt.Fprintf(out, "\n%s: interrupted after %d of %d passes finished%s; artifacts in %s\n", verdict, finished, o.repeat, above, o.artifacts); werr != nil {
 			werrs = append(werrs, fmt.Sprintf("writing the report: %v", werr))
 		}
 	}

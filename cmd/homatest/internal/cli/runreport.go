@@ -401,13 +401,45 @@ func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 			}
 			fmt.Fprintf(w, "  INCONCLUSIVE %s: %s\n", s.Name, f)
 		}
-		for _, f := range s.TimingElsewhere {
+		for _, f := range alikeOnce(s.TimingElsewhere) {
 			// Not "NOT JUDGED ...": the spec is judged; only this
 			// finding, of a rule outside its verdict, is left to the
-			// specs that judge that rule.
-			fmt.Fprintf(w, "  %s: judged; aside, another rule's inconclusive finding, not charged (the specs labelled with that rule judge it): %s\n", s.Name, f)
+			// specs that judge that rule. A rerun finds the same one
+			// again (simulated time repeats): said once, with a count
+			// (two identical lines, without what told them apart).
+			times := ""
+			if f.n > 1 {
+				times = fmt.Sprintf(" (found %d times", f.n)
+				if s.Reruns > 0 {
+					times += fmt.Sprintf(": the spec's first try and %s", plural.Of(s.Reruns, "rerun", "reruns"))
+				}
+				times += ")"
+			}
+			fmt.Fprintf(w, "  %s: judged; aside, another rule's inconclusive finding, not charged (the specs labelled with that rule judge it): %s%s\n", s.Name, f.line, times)
 		}
 	}
+}
+
+// alikeLine is a line of alikeOnce: line, found n times.
+type alikeLine struct {
+	line string
+	n    int
+}
+
+// alikeOnce returns lines with each distinct line once, in the order it
+// first came, and how many times it came.
+func alikeOnce(lines []string) []alikeLine {
+	var out []alikeLine
+	at := map[string]int{}
+	for _, l := range lines {
+		if i, ok := at[l]; ok {
+			out[i].n++
+			continue
+		}
+		at[l] = len(out)
+		out = append(out, alikeLine{l, 1})
+	}
+	return out
 }
 
 // inconclusiveWhy says what excused timing-inconclusive findings, by

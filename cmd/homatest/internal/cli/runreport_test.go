@@ -178,6 +178,21 @@ func TestStallLinesJudgedElsewhere(t *testing.T) {
 	}
 }
 
+// TestStallLinesJudgedElsewhereOnce: the same aside finding on a spec's
+// first try and its rerun (simulated time repeats it) is one line with a
+// count; before, two identical lines with nothing to tell them apart.
+func TestStallLinesJudgedElsewhereOnce(t *testing.T) {
+	var b bytes.Buffer
+	writeInconclusive(&b, []conformance.SpecResult{{Name: "grants GRANT-srpt: x", State: "passed", Rerun: "quiet", Reruns: 1,
+		TimingElsewhere: []string{"HOMA-ACK-008: NEED_ACK late (stall)", "HOMA-ACK-008: NEED_ACK late (stall)", "HOMA-RESEND-008: round soon (stall)"}}})
+	got := b.String()
+	const aside = "  grants GRANT-srpt: x: judged; aside, another rule's inconclusive finding, not charged (the specs labelled with that rule judge it): "
+	if want := aside + "HOMA-ACK-008: NEED_ACK late (stall) (found 2 times: the spec's first try and 1 rerun)\n"; strings.Count(got, aside) != 2 || !strings.Contains(got, want) ||
+		!strings.Contains(got, aside+"HOMA-RESEND-008: round soon (stall)\n") {
+		t.Errorf("stall lines:\n%s\nwant 2 aside lines, one %q", got, want)
+	}
+}
+
 // TestStallLinesRerunCleared: a spec whose stall-explained findings a
 // rerun cleared passed: its lines say "passed on rerun N" and list the
 // earlier tries' findings under it, with no INCONCLUSIVE (before: "rerun
