@@ -596,6 +596,7 @@ func checkFile(o Options, file string) FileReport {
 	}
 	fr.Profile, fr.Params, fr.Report, fr.Stats, fr.Hosts = profile, paramMap(&params), rep, &st, run.hosts
 	fr.testers = run.testers
+	rep.TimeGaps = slices.DeleteFunc(rep.TimeGaps, func(g spec.TimeGap) bool { return testersOnly(g.Waiting(), run.testers) })
 	for a := range run.testers {
 		fr.Testers = append(fr.Testers, a.String())
 	}
@@ -893,6 +894,20 @@ func reloadHints(rep *spec.Report) string {
 		more = fmt.Sprintf(" (and %s more: -o json lists them)", plural.Of(n-1, "reload", "reloads"))
 	}
 	return fmt.Sprintf("frame %d: %s%s", rep.Reloads[0].Frame, rep.Reloads[0].Why, more)
+}
+
+// testersOnly reports whether every host of hosts (spec.TimeGap.Waiting:
+// the ends whose timers would have broken a silence) is a tester: a
+// tester that holds back its GRANT or RESEND on purpose keeps the capture
+// silent with no time lost, and its peer under test, a sender waiting for
+// a grant, rightly says nothing. A gap with no tester known still warns.
+func testersOnly(hosts []netip.Addr, testers map[netip.Addr]bool) bool {
+	for _, h := range hosts {
+		if !testers[h] {
+			return false
+		}
+	}
+	return len(hosts) > 0
 }
 
 // gapParamsHint adds to each forward time jump of rep (spec.TimeGap)

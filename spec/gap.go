@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 )
 
@@ -29,9 +30,20 @@ type TimeGap struct {
 	Continued int    `json:"continued_frame"`
 	RPC       RPCKey `json:"rpc"`
 	Why       string `json:"why"`
-	// timer is what the hosts' timers would have sent in the silence.
-	timer string
+	// timer is what the hosts' timers would have sent in the silence,
+	// and waiting the ends of RPC whose timers would have sent it.
+	timer   string
+	waiting []netip.Addr
 }
+
+// Waiting returns the ends of g's RPC whose timers would have sent a
+// packet in the silence (HomaModule homa_timer.c homa_timer_check_rpc):
+// the server, for NEED_ACK, once the response is complete; the client
+// alone once the request is complete (a server sending its response
+// counts no silent ticks: the client asks for what it misses); both
+// while the request is incomplete. A silence kept only by these hosts'
+// choice (a tester's, holding back a GRANT) is no sign of lost time.
+func (g TimeGap) Waiting() []netip.Addr { return g.waiting }
 
 // maxTimeGaps is the most TimeGaps a Report lists (the first ones).
 const maxTimeGaps = 16
@@ -69,6 +81,14 @@ func (c *Checker) noteGap(e *Event) {
 	g.timer = fmt.Sprintf("would have sent RESEND within resend_ticks %d (HOMA-RESEND-014) and, still without an answer, aborted the RPC after timeout_ticks %d (HOMA-RESEND-009)", c.p.ResendTicks, c.p.TimeoutTicks)
 	if r.Response.Complete {
 		g.timer = "would have sent NEED_ACK for it every tick until the client acknowledged it (HOMA-ACK-008)"
+	}
+	switch {
+	case r.Response.Complete:
+		g.waiting = []netip.Addr{r.Key.Server}
+	case r.Request.Complete:
+		g.waiting = []netip.Addr{r.Key.Client}
+	default:
+		g.waiting = []netip.Addr{r.Key.Client, r.Key.Server}
 	}
 	g.timer += fmt.Sprintf(" (tick %v)", c.p.Tick)
 	g.describe()

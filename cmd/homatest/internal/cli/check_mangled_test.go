@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/homatest/homatest/spec/wire"
 )
 
 // labIncast is a real ports capture from scenario run (every switch port,
@@ -335,5 +337,52 @@ func TestCheckPortsClockOffset(t *testing.T) {
 	f := checkTimeOrder(t, path)
 	if f.Point != "ports" || f.Verdict != "pass" || len(f.Report.Sections) != 0 || strings.Contains(f.Hint, "section") {
 		t.Errorf("capture point %s, verdict %s, sections %+v, time_order_hint %q; want ports, pass, none, no section named", f.Point, f.Verdict, f.Report.Sections, f.Hint)
+	}
+}
+
+// TestCheckGapTesterSilence: a server sends the unscheduled part of a
+// response, then the capture is silent 1 s (longer than timeout_ticks
+// 100 allow, timer_drift and slack added) until the client GRANTs the rest. Only the client's timer
+// would have broken that silence (a server sending its response counts
+// no silent ticks). When a tester marked the client's packets (a
+// conformance run's tester holding its GRANT back on purpose) the
+// silence is its choice: no time gap. With no tester known, or with the
+// tester at the server (the client under test should have sent RESEND),
+// the gap is still reported. The old check warned in all three.
+func TestCheckGapTesterSilence(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		client, serv bool // which end's packets a tester marked
+		gap          bool // time gap wanted
+	}{
+		{name: "no-tester", gap: true},
+		{name: "tester-client", client: true},
+		{name: "tester-server", serv: true, gap: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newCap(wire.VersionCurrent)
+			r := rpcOf(hostC, hostS, 10)
+			mark := func(i int, tester bool) {
+				if tester {
+					b.mark(i, "homatest tester: sent")
+				}
+			}
+			mark(b.data(0, r, true, 7, 100, 0, 100, 100, 1, false), tc.client)
+			mark(b.data(us(20), r, false, 7, 3000, 0, 1424, 1424, 1, false), tc.serv)
+			mark(b.grant(us(20)+ms(1000), r, false, 3000, 0), tc.client)
+			mark(b.data(us(40)+ms(1000), r, false, 0, 3000, 1424, 1576, 3000, 1, false), tc.serv)
+			mark(b.ack(us(60)+ms(1000), r), tc.client)
+			f := filepath.Join(t.TempDir(), tc.name+".pcapng")
+			if _, err := b.write(f, tc.name); err != nil {
+				t.Fatal(err)
+			}
+			gaps := checkTimeOrder(t, f).Report.TimeGaps
+			if tc.gap && (len(gaps) != 1 || !strings.Contains(gaps[0].Why, "capture time jumps forward 1s at frame 3 (no packet since frame 2), yet rpc 10 (client 10.0.0.11, server 10.0.0.1)")) {
+				t.Errorf("time gaps %+v: want the 1 s silence before frame 3", gaps)
+			}
+			if !tc.gap && len(gaps) != 0 {
+				t.Errorf("time gaps %+v: want none, the silent client is a tester", gaps)
+			}
+		})
 	}
 }
