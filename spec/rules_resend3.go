@@ -92,11 +92,8 @@ func resendRules3() []*Rule {
 			Profiles:  []string{"linux", "linux-2024", "linux-2025", "upstream"},
 			Capture:   "needs the RESENDs in the capture (a retransmission with none is HOMA-RESEND-003's business); a client's retransmission seen after it said RPC_UNKNOWN for the RPC, away from its own link, was sent before and delivered late, and is not judged; after a RESEND of length -1 only what the capture saw sent counts as asked, so bytes beyond it are not judged; copies are counted, not timed (any earlier RESEND overlapping the segment explains one), and a network duplicate of a retransmission (an identical copy within jitter) is inconclusive, as are copies in excess by at most one per RESEND where the capture does not see what the sender receives (a RESEND the network duplicated after the capture point draws copies of its own), and there an identical copy of the one just before it, up to four per RESEND",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
-				if !e.Retransmit() || e.Length == 0 {
-					return Skip
-				}
-				r := c.T.Lookup(e)
-				if r == nil || r.Unknown {
+				r := retransmittedRPC(c, e)
+				if r == nil {
 					return Skip
 				}
 				if cu := c.T.ClientUnknown(e); e.FromClient() && !cu.Time.IsZero() && e.Time.After(cu.Time) && !c.Net.atSender(e.Src) {
@@ -131,11 +128,8 @@ func resendRules3() []*Rule {
 			Profiles:  []string{"linux", "linux-2024", "linux-2025", "upstream"},
 			Capture:   "judged only where the capture saw the first transmissions of the bytes on both sides of the retransmission's start (or end), so a segment beginning there would have shown; what it knows of the sender's cut is the phases (offsets modulo max_seg_data for --param mtu) at which those segments began: a start at phase 0 or at the one other phase seen passes, so a misplaced cut on that grid is not found; a message whose first transmissions began at two phases besides 0, or whose cut the capture does not show (a GSO or TSO batch, split by the reader at a segment size it may have assumed; an IP fragment), is not judged",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
-				if !e.Retransmit() || e.Length == 0 {
-					return Skip
-				}
-				r := c.T.Lookup(e)
-				if r == nil || r.Unknown {
+				r := retransmittedRPC(c, e)
+				if r == nil {
 					return Skip
 				}
 				m := r.Msg(e.Packet.Role())
@@ -532,4 +526,17 @@ func (m *Message) cutGrid(p *Params, e *Event) string {
 		return fmt.Sprintf("multiples of %d", s)
 	}
 	return fmt.Sprintf("multiples of %d and those plus %d", s, m.cutPhase-1)
+}
+
+// retransmittedRPC returns the RPC of e, DATA with retransmit=1 that
+// carries bytes, as the capture knows it; nil when e is no such DATA or
+// its RPC is unknown or was forgotten (HOMA-RESEND-021, -029).
+func retransmittedRPC(c *Ctx, e *Event) *RPC {
+	if !e.Retransmit() || e.Length == 0 {
+		return nil
+	}
+	if r := c.T.Lookup(e); r != nil && !r.Unknown {
+		return r
+	}
+	return nil
 }
