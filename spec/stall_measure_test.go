@@ -189,3 +189,38 @@ func TestDowngradeKeepsMeasure(t *testing.T) {
 		t.Errorf("downgraded: slack %v late %v early %v at %v (%s)", d.Slack, d.Late(), early, at, ref)
 	}
 }
+
+// TestDeclaredDropsTrusted: a capture that declares the packets it
+// dropped itself (pcapng interface statistics, 0 included) is not charged
+// with request bytes a server shows it holds (its response began) that it
+// never saw: they never passed it, and HOMA-SEND-005 stands. Without the
+// declaration the capture's own evidence makes them 1 packet it missed
+// and the finding inconclusive (CauseCaptureDrop), as before. Fails on
+// the old checker, which took the evidence over a declared 0 (a
+// simulated server that counted duplicate bytes as new was INCOMPLETE).
+func TestDeclaredDropsTrusted(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 4272, 0, 1424, 7, nil)
+	b.after(time.Microsecond).data(true, 2, 4272, 2848, 1424, 7, nil) // [1424, 2848) never seen
+	resp := b.after(50*time.Microsecond).data(false, 2, 100, 0, 100, 7, nil)
+	rules, err := Select(Rules(), "HOMA-SEND-005", 0, "linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, declared := range []bool{false, true} {
+		j := Judge{Profile: "linux", Params: linuxParams(t), Rules: rules, CaptureDropsDeclared: declared}
+		rep := j.Capture(Switch, b.events)
+		if declared {
+			wantViolations(t, rep, "HOMA-SEND-005", resp)
+			if rep.CaptureDrops != 0 || rep.CaptureDropsShown != "" {
+				t.Errorf("declared 0 drops: report says %d dropped (%q)", rep.CaptureDrops, rep.CaptureDropsShown)
+			}
+			continue
+		}
+		wantViolations(t, rep, "HOMA-SEND-005")
+		wantInconclusive(t, rep, "HOMA-SEND-005", resp)
+		if rep.CaptureDrops != 1 || rep.CaptureDropsShown == "" {
+			t.Errorf("undeclared drops: report says %d dropped (%q), want the 1 the capture shows it missed", rep.CaptureDrops, rep.CaptureDropsShown)
+		}
+	}
+}
