@@ -1257,6 +1257,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		// So do frames whose Homa header the snap length cut: their
 		// packets are unseen (pcap.Stats.SnapUnseen).
 		c.SetCaptureDrops(max(judge.CaptureDrops, st.CaptureDrops) + uint64(st.Unseen()))
+		c.SetCaptureDropsDeclared(st.IfaceDrops != nil)
 		out.rep = c.Finish()
 		if out.rep.Violations == nil {
 			out.rep.Violations = []spec.Finding{}
@@ -1299,6 +1300,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		// (Frames whose Homa header the snap length cut are counted for
 		// the whole capture, not per port: each port may miss them all.)
 		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.Unseen())
+		_, jv.CaptureDropsDeclared = st.IfaceDrops[i]
 		hrs[k] = jv.Host(plan.ports[i], views[i])
 	})
 	// A record moved in the file, or captures joined end to end, jump
@@ -1315,6 +1317,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		i := ifs[k]
 		jv := judge
 		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.Unseen())
+		_, jv.CaptureDropsDeclared = st.IfaceDrops[i]
 		jv.Restarts = restarts
 		hrs[k] = jv.Host(plan.ports[i], views[i])
 	}

@@ -1,11 +1,15 @@
 package conformance
 
 import (
+	"errors"
+	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/pcap"
 )
 
 // TestSimEnvDescribesTick: the simulated pass header names the IUT's tick,
@@ -33,5 +37,38 @@ func TestSimEnvDescribesTick(t *testing.T) {
 	}
 	if got := tickText(1500 * time.Microsecond); got != "1.5ms" {
 		t.Errorf("tickText(1.5ms) = %q", got)
+	}
+}
+
+// TestSimCaptureDeclaresNoDrops: the capture a simulated pass writes
+// declares that it dropped nothing (pcapng interface statistics,
+// isb_ifdrop 0 on every port), so check blames no missing bytes on it
+// (spec.Checker.SetCaptureDropsDeclared: a simulated server that counted
+// duplicate bytes as new made its run's capture INCOMPLETE, 2 packets
+// "missed"). Fails on the old simulator (no statistics blocks).
+func TestSimCaptureDeclaresNoDrops(t *testing.T) {
+	dir := t.TempDir()
+	e, err := NewSimEnv(SimEnvConfig{Artifacts: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pcap.Open(filepath.Join(dir, "capture.pcapng"), pcap.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		if _, err := r.Next(); err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if st := r.Stats(); len(st.IfaceDrops) == 0 || st.CaptureDrops != 0 {
+		t.Errorf("capture declares drops %v (total %d), want 0 on every port", st.IfaceDrops, st.CaptureDrops)
 	}
 }

@@ -32,6 +32,10 @@ type Judge struct {
 	// CaptureDrops is the number of packets the captures say they dropped
 	// themselves (0: none): see Checker.SetCaptureDrops.
 	CaptureDrops uint64
+	// CaptureDropsDeclared says the captures declare their own drops
+	// (CaptureDrops is then the whole truth): see
+	// Checker.SetCaptureDropsDeclared.
+	CaptureDropsDeclared bool
 	// OneDirection makes a capture that holds packets in one direction
 	// only between every two hosts excuse what the other side's unseen
 	// packets may explain: see Checker.SetOneDirectionExcuse. For
@@ -81,6 +85,7 @@ func (j Judge) Stream(cp CapturePoint) *Checker {
 		c.SetOneInstance()
 	}
 	c.SetCaptureDrops(j.CaptureDrops)
+	c.SetCaptureDropsDeclared(j.CaptureDropsDeclared)
 	c.SetNotUnderTest(j.NotUnderTest)
 	c.SetStarted(j.Started)
 	if j.OneDirection {

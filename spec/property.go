@@ -219,6 +219,27 @@ func (r Result) WithLate(d time.Duration) Result {
 	})
 }
 
+// timingOf returns r, which stands for timing finding o (a Downgrade of
+// it), with o's tolerance, lateness, earliness and silence start: a stall
+// explains r only as it would o.
+func (r Result) timingOf(o Result) Result {
+	r = r.WithSlack(o.Slack).WithLate(o.Late()).WithSince(o.Since())
+	early, at, ref := o.Early()
+	return r.WithEarly(early, at, ref)
+}
+
+// LateAtMost returns r, a timing finding, noting that its event came at
+// most d past its bound: the smaller of d and what r already says (a
+// finding two readings explain, as a late processing of news and the
+// trace's timeout inference, needs a stall to account for only one of
+// them). A plain r, or d <= 0, leaves r unchanged.
+func (r Result) LateAtMost(d time.Duration) Result {
+	if l := r.Late(); l > 0 && l <= d {
+		return r
+	}
+	return r.WithLate(d)
+}
+
 // WithSince returns r noting that the time it judges began at t (a
 // silence's start) before its frames: a measured stall anywhere from t on
 // may explain it (stall.ExplainingAt), as one that stopped a host's timer

@@ -365,7 +365,7 @@ func ackRules2() []*Rule {
 				gap := e.Time.Sub(r.NeedAckFirst)
 				late := time.Duration(c.P.TimerDrift * float64(c.P.Tick))
 				if need := c.P.Ticks(k) - late - c.P.Jitter; gap < need {
-					return Violation("NEED_ACK repeat %d for this RPC only %v after the first: at most one per tick (%v), so ≥ %v less timer_drift %g of a tick and jitter %v", k, gap.Round(time.Microsecond), c.P.Tick, c.P.Ticks(k), c.P.TimerDrift, c.P.Jitter).WithSlack(late + c.P.Jitter)
+					return Violation("NEED_ACK repeat %d for this RPC only %v after the first: at most one per tick (%v), so ≥ %v less timer_drift %g of a tick and jitter %v", k, gap.Round(time.Microsecond), c.P.Tick, c.P.Ticks(k), c.P.TimerDrift, c.P.Jitter).WithSlack(late+c.P.Jitter).WithEarly(need-gap, r.NeedAckFirst, EarlyFromOwn)
 				}
 				return Pass().WithSlack(late + c.P.Jitter)
 			}},

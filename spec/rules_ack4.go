@@ -47,7 +47,7 @@ func ackRules4() []*Rule {
 				}
 				if d := e.Time.Sub(r.AckTime); d > tol {
 					return Violation("RESEND for the RPC %v after the client acknowledged it (frame %d): it acks only an RPC whose response it holds whole or no longer has",
-						d.Round(time.Microsecond), r.AckFrame).With(r.AckFrame).WithSlack(tol)
+						d.Round(time.Microsecond), r.AckFrame).With(r.AckFrame).WithSlack(tol).WithLate(d - tol)
 				}
 				return Pass().WithSlack(tol)
 			}},
@@ -181,7 +181,7 @@ func (a *needAckAwait) Confirm(c *Ctx, x *Event) Result {
 	}
 	w := c.T.Lookup(x)
 	return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v after the deadline, frame %d), %s",
-		a.what(), w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(a.deadline).Round(time.Microsecond), x.Frame, w.reqLastBefore(held, c.P.Slack)).With(x.Frame).WithSlack(c.P.Slack)
+		a.what(), w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(a.deadline).Round(time.Microsecond), x.Frame, w.reqLastBefore(held, c.P.Slack)).With(x.Frame).WithSlack(c.P.Slack).WithLate(x.Time.Sub(a.deadline))
 }
 
 // Unseen gives the result when nothing matched by the end of the

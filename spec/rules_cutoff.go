@@ -92,7 +92,7 @@ func cutoffRules() []*Rule {
 					}
 				}
 				return Violation("DATA carries cutoff_version %d, %v after CUTOFFS version %d from %v (frame %d)",
-					v, e.Time.Sub(st.Time).Round(time.Microsecond), st.Version, e.Dst, st.Frame).With(st.Frame).WithSlack(c.P.Slack)
+					v, e.Time.Sub(st.Time).Round(time.Microsecond), st.Version, e.Dst, st.Frame).With(st.Frame).WithSlack(c.P.Slack).WithLate(e.Time.Sub(st.Time) - c.P.Slack)
 			}},
 		},
 		{
@@ -193,16 +193,16 @@ func cutoffRules2() []*Rule {
 						ids := cutoffsRPCs(prior[j:], e)
 						if ids == 1 && n > 1 {
 							return Violation("CUTOFFS to %v %v after the one in frame %d, with %d more between, all for RPC %d: its DATA are handled under one lock, which records the jiffy, so one per jiffy needs > %v less %v",
-								e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, e.Packet.Common().SenderID(), time.Duration(k-1)*minJiffy, tol).With(prior[j].Frame).WithSlack(tol)
+								e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, e.Packet.Common().SenderID(), time.Duration(k-1)*minJiffy, tol).With(prior[j].Frame).WithSlack(tol).WithEarly(need-gap, prior[j].Time, EarlyFromOwn)
 						}
 						n = min(n, ids)
 						if n <= 1 {
 							return Violation("CUTOFFS to %v %v after the one in frame %d, with %d more between: one per jiffy per peer needs > %v less %v",
-								e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, time.Duration(k-1)*minJiffy, tol).With(prior[j].Frame).WithSlack(tol)
+								e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, time.Duration(k-1)*minJiffy, tol).With(prior[j].Frame).WithSlack(tol).WithEarly(need-gap, prior[j].Time, EarlyFromOwn)
 						}
 						if need := time.Duration((k+n)/n-2)*minJiffy - tol; gap < need {
 							return Violation("CUTOFFS to %v %v after the one in frame %d, with %d more between: even one per jiffy for each of the %d RPCs whose stale DATA came (frames %d and %d) needs ≥ %v less %v",
-								e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, n, frames[1], frames[0], need+tol, tol).With(prior[j].Frame).WithSlack(tol)
+								e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, n, frames[1], frames[0], need+tol, tol).With(prior[j].Frame).WithSlack(tol).WithEarly(need-gap, prior[j].Time, EarlyFromOwn)
 						}
 						res = Unsure("CUTOFFS to %v %v after the one in frame %d, with %d more between, while stale DATA of %d RPCs from %v came (frames %d and %d): cores handling them may each pass the per-peer jiffy check (homa_data_pkt, under each RPC's own lock) before any records the jiffy",
 							e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, n, e.Dst, frames[1], frames[0])
@@ -231,7 +231,7 @@ func cutoffRules2() []*Rule {
 					// before that leaves through its core's NIC queue:
 					// either may stall for up to slack, on any link.
 					return Violation("CUTOFFS version %d holds %v, but %v sent version %d with %v (frame %d) and then with %v (frame %d, %v earlier): the version names one table",
-						cs.CutoffVersion(), cs.UnschedCutoffs(), e.Src, first.Version, first.Cutoffs, first.Frame, off.Cutoffs, off.Frame, e.Time.Sub(off.Time).Round(time.Microsecond)).With(first.Frame, off.Frame).WithSlack(max(tol, c.P.Slack))
+						cs.CutoffVersion(), cs.UnschedCutoffs(), e.Src, first.Version, first.Cutoffs, first.Frame, off.Cutoffs, off.Frame, e.Time.Sub(off.Time).Round(time.Microsecond)).With(first.Frame, off.Frame).WithSlack(max(tol, c.P.Slack)).WithLate(e.Time.Sub(off.Time) - max(tol, c.P.Slack))
 				case cs.UnschedCutoffs() != first.Cutoffs:
 					return Unsure("CUTOFFS version %d holds %v, but %v sent version %d with %v (frame %d): a CUTOFFS built while a sysctl write changed the table may carry the new table under the old version",
 						cs.CutoffVersion(), cs.UnschedCutoffs(), e.Src, first.Version, first.Cutoffs, first.Frame).With(first.Frame)

@@ -330,8 +330,16 @@ func grantRules2() []*Rule {
 						// The SRPT GRANT may have gone to any peer.
 						return Downgrade(CauseLossBefore, ev, "FIFO GRANT offset %d with no SRPT GRANT from %v in the %v before it that the capture shows", g.Offset(), e.Src, c.P.Slack)
 					}
+					// Late by how long after the last SRPT GRANT the
+					// capture saw (its start, if none) it came: a FIFO
+					// GRANT decided right after it and held back by a
+					// stall needs the stall to lose that much.
+					since := c.T.Start
+					if ok && !e.Time.Before(last.Time) {
+						since = last.Time
+					}
 					return Violation("FIFO GRANT offset %d with no SRPT GRANT from %v in the %v before it: FIFO grants are made right after an SRPT grant",
-						g.Offset(), e.Src, c.P.Slack).WithSlack(c.P.Slack)
+						g.Offset(), e.Src, c.P.Slack).WithSlack(c.P.Slack).WithLate(e.Time.Sub(since) - c.P.Slack)
 				}
 				return Pass().WithSlack(c.P.Slack)
 			}},

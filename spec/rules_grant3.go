@@ -490,7 +490,7 @@ func fifoPaced(c *Ctx, e *Event) Result {
 		decisions := (n + fifoRacers - 1) / fifoRacers
 		if need := time.Duration(decisions-1) * iv; e.Time.Sub(first) < need-tol {
 			return Violation("%d FIFO GRANTs from %v in %v, the first at frame %d: FIFO grant decisions come at least fifo_grant_interval %v apart (fifo_grant_increment %d bytes at %d/1000 of link_mbps %d), at most %d GRANTs each, so %d take at least %v; slack %v and jitter %v allow %v",
-				n, e.Src, e.Time.Sub(first).Round(time.Microsecond), frame, iv, c.P.FIFOGrantIncrement, min(c.P.GrantFIFOFraction, 500), c.P.LinkMbps, fifoRacers, n, need, c.P.Slack, c.P.Jitter, need-tol).With(frame).WithSlack(tol)
+				n, e.Src, e.Time.Sub(first).Round(time.Microsecond), frame, iv, c.P.FIFOGrantIncrement, min(c.P.GrantFIFOFraction, 500), c.P.LinkMbps, fifoRacers, n, need, c.P.Slack, c.P.Jitter, need-tol).With(frame).WithSlack(tol).WithEarly(need-tol-e.Time.Sub(first), first, EarlyFromOwn)
 		}
 	}
 	return Pass().WithSlack(tol)

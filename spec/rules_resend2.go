@@ -371,6 +371,21 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 	what := fmt.Sprintf("RPC_UNKNOWN for RPC %d, which the server showed it held %v earlier; %s, %s, with no ack or RPC_UNKNOWN from the client",
 		r.Key.ClientID, e.Time.Sub(held).Round(time.Microsecond), silence, timeout)
 	frame := e.Frame
+	// Short of a timeout, the silence the server's timer counted fell
+	// short by early: only a stall that kept the server from processing
+	// the client's packet that began it (between its arrival and the
+	// RPC_UNKNOWN) may have let its timer count from an earlier one; a
+	// silence from the RPC's first packet the capture saw from its start
+	// (the request DATA that created it) no stall lengthens. Once the server had the whole request, no silence ends
+	// the RPC: any overlapping stall stays its excuse (it may have held
+	// the last request bytes back from the server's protocol code).
+	early, earlyAt, earlyRef := time.Duration(0), e.Time.Add(-quiet), EarlyFromPeer
+	if !long {
+		early = c.P.Ticks(c.P.TimeoutTicks-2) - c.P.Slack - quiet
+		if r.SeenFromStart && !earlyAt.After(r.First) {
+			earlyRef = EarlyFromStart
+		}
+	}
 	return Obligation{
 		Key:    sock,
 		Expect: "packet showing that the server socket still holds an RPC it held before",
@@ -386,7 +401,7 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 				return Downgrade(CauseLossAfter, ev, "%s; the client's packets may not have reached the server", what).With(x.Frame)
 			}
 			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v later, frame %d), %s",
-				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, w.reqLastBefore(held, c.P.Slack)).With(x.Frame).WithSlack(c.P.Slack)
+				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, w.reqLastBefore(held, c.P.Slack)).With(x.Frame).WithSlack(c.P.Slack).WithEarly(early, earlyAt, earlyRef)
 		},
 		Unseen: func() Result {
 			return Downgrade(CauseClose, Evidence{Frame: frame, Why: fmt.Sprintf("no later packet of %v shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock)}, "%s", what)
@@ -891,7 +906,7 @@ func resendAsks(c *Ctx, e *Event, granted bool) (res Result, end uint64) {
 		// (homa_need_ack_pkt acks only then, homa_peer_add_ack
 		// once the application has it) or no longer has the RPC:
 		// no loss after the capture point excuses a RESEND.
-		return Violation("%s, after the client's own ack of the RPC (frame %d)", what, r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack), 0
+		return Violation("%s, after the client's own ack of the RPC (frame %d)", what, r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack).WithLate(e.Time.Sub(r.AckTime) - c.P.Slack), 0
 	}
 	if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
 		return Downgrade(CauseLossAfter, ev, "%s", what), 0
@@ -902,5 +917,8 @@ func resendAsks(c *Ctx, e *Event, granted bool) (res Result, end uint64) {
 	if why, ok := timedOutUnsure(r, e); ok {
 		return Unsure("%s: %s", what, why), 0
 	}
-	return timedOut(c, r, e, Violation("%s", what).WithSlack(c.P.Slack)), 0
+	// The bytes it asks for had all arrived by the message's last DATA,
+	// more than slack before: a receiver that processed them late, held
+	// up by a stall, may not have had them when its timer decided.
+	return timedOut(c, r, e, Violation("%s", what).WithSlack(c.P.Slack)).LateAtMost(e.Time.Sub(m.LastData) - c.P.Slack), 0
 }

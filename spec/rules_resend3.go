@@ -344,7 +344,7 @@ func resendRules3() []*Rule {
 						e.Offset, end, e.Time.Sub(rs.Time).Round(time.Microsecond), rs.Frame, h)
 				}
 				return Violation("first transmission of request bytes [%d, %d), %v after the client's RESEND for the response (frame %d): the client had not sent bytes below its horizon %d then, and a client with bytes left to send does not RESEND",
-					e.Offset, end, e.Time.Sub(rs.Time).Round(time.Microsecond), rs.Frame, h).With(rs.Frame).WithSlack(c.P.Slack)
+					e.Offset, end, e.Time.Sub(rs.Time).Round(time.Microsecond), rs.Frame, h).With(rs.Frame).WithSlack(c.P.Slack).WithLate(e.Time.Sub(rs.Time) - c.P.Slack)
 			}},
 		},
 	}

@@ -275,7 +275,7 @@ func (c *Checker) raceExcuse(i int, e *Event, at frameRef, rpc *RPCKey, res Resu
 // extra packets it has not counted yet were judged.
 func raced(res Result, x *raceEntry, s *raceSock, extra uint32, level uint8, d time.Duration, when string) Result {
 	return Downgrade(CauseTOSRace, Evidence{Frame: x.frame, Why: fmt.Sprintf("the same socket %v:%d sent a packet that wanted level %d %v %s this one; on IPv4 the level goes through the socket's shared TOS just before ip_queue_xmit, so a packet may leave with the level another core wrote for its own (excuse %d of the socket's %d packets whose level was judged, at most one in %d)",
-		x.sock.Addr, x.sock.Port, level, d.Round(time.Microsecond), when, s.excused, s.judged+extra, tosRaceOneIn)}, "%s", res.Why()).WithSlack(res.Slack)
+		x.sock.Addr, x.sock.Port, level, d.Round(time.Microsecond), when, s.excused, s.judged+extra, tosRaceOneIn)}, "%s", res.Why()).timingOf(res)
 }
 
 // raceExpire records, as violations, the held violations whose window
