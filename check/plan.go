@@ -29,6 +29,10 @@ type layout struct {
 	// commented counts Homa frames with a comment, dropped those whose
 	// comment says a switch dropped them ("dropped: ...").
 	commented, dropped int
+	// sentBy tallies the sources of the Linux cooked frames the capturing
+	// host marked sent by it (pcap.SightSent), toHost the destinations
+	// of those it marked addressed to it (pcap.SightToHost).
+	sentBy, toHost addrTally
 }
 
 type ifaceLayout struct {
@@ -156,6 +160,12 @@ func (l *layout) add(r *pcap.Reader, f *pcap.Frame) {
 			l.ifaces[f.Interface] = il
 		}
 		l.lastIf, l.lastIfN = il, f.Interface
+	}
+	switch f.Sighting {
+	case pcap.SightSent:
+		l.sentBy.add(f.Src)
+	case pcap.SightToHost:
+		l.toHost.add(f.Dst)
 	}
 	switch f.Direction {
 	case pcap.DirInbound:
@@ -292,6 +302,9 @@ func planCapture(flag string, l *layout) (capturePlan, error) {
 		return capturePlan{cp: spec.CapturePoint{Kind: spec.CaptureDelivered}, oneEnd: true,
 			why: fmt.Sprintf("every frame is outbound at its interface (epb_flags): each packet as it was delivered (as a run's delivered.pcapng)")}, nil
 	}
+	if cp, why, ok := l.cookedHost(hosts); ok {
+		return capturePlan{cp: cp, why: why}, nil
+	}
 	if len(hosts) >= 3 {
 		for a, n := range hosts {
 			if n == l.homa {
@@ -304,7 +317,44 @@ func planCapture(flag string, l *layout) (capturePlan, error) {
 	if len(hosts) == 2 {
 		why = "two hosts and no direction marks: a tap somewhere between them, which may also talk with hosts it does not show (give --capture-point switch when every packet of both crosses it, host:ADDR when it was on one host's own link)"
 	}
+	if n := len(l.sentBy.counts()); n >= 2 {
+		// Marked, but no one host's: tcpdump -i any where packets are
+		// forwarded (a bridge's ports, a router) marks them sent by it.
+		why = fmt.Sprintf("Linux cooked frames (tcpdump -i any) marked sent by the capturing host from %d addresses: taken where the packets are forwarded (a bridge's ports, a router), a tap between the hosts, which may also talk with hosts it does not show (give --capture-point switch when every packet of theirs crosses it)", n)
+	}
 	return capturePlan{cp: spec.CapturePoint{Kind: spec.CaptureSwitch, Open: true}, why: why}, nil
+}
+
+// cookedHost returns the capture point a Linux cooked capture's marks
+// name (ok): every frame the capturing host marked sent by it is from
+// one address, every one it marked addressed to it is to that address,
+// and every Homa packet is to or from it. tcpdump -i any on a host marks
+// its frames so: the capture was taken at that host, on its own link
+// (HomaModule's packets leave and arrive through the interfaces it
+// sees). hosts is the layout's Homa packets by address.
+func (l *layout) cookedHost(hosts map[netip.Addr]int) (spec.CapturePoint, string, bool) {
+	sent, to := l.sentBy.counts(), l.toHost.counts()
+	var at netip.Addr
+	for _, m := range []map[netip.Addr]int{sent, to} {
+		for a := range m {
+			if at.IsValid() && a != at {
+				return spec.CapturePoint{}, "", false
+			}
+			at = a
+		}
+	}
+	if !at.IsValid() || hosts[at] != l.homa {
+		return spec.CapturePoint{}, "", false
+	}
+	ns, nt := 0, 0
+	for _, n := range sent {
+		ns += n
+	}
+	for _, n := range to {
+		nt += n
+	}
+	return spec.HostPoint(at), fmt.Sprintf("Linux cooked frames (tcpdump -i any) the capturing host marked: %s sent by it, all from %v, and %s to it, all to %v: taken on %v itself, its own link",
+		plural.Of(ns, "frame", "frames"), at, plural.Of(nt, "frame", "frames"), at, at), true
 }
 
 // onlyIface returns the one interface that holds frames, or nil when

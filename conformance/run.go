@@ -138,7 +138,8 @@ type Result struct {
 	IUTFailure string `json:"iut_failure,omitempty"`
 	// Running, in the result of a pass interrupted part-way, names the
 	// specs the interrupt cut short (left out of Specs, which holds the
-	// specs that finished).
+	// specs that finished); in a pass whose rerun of timing-inconclusive
+	// specs was interrupted, the rerun's, each "NAME (rerun K)".
 	Running []string `json:"running,omitempty"`
 }
 

@@ -416,34 +416,50 @@ func rerunInconclusive(name string, res *Result, run func(name string, focus []s
 		}
 		again, err := run(fmt.Sprintf("%s-rerun-%d", name, k), focus)
 		if err != nil {
+			if again != nil {
+				// Interrupted: the specs the rerun finished count (it
+				// returns them with the one cut short in Running), as an
+				// interrupted pass's do; those it did not finish stay
+				// never judged (markInconclusive).
+				foldRerun(res, again, idx, k)
+				for _, r := range again.Running {
+					res.Running = append(res.Running, fmt.Sprintf("%s (rerun %d)", r, k))
+				}
+			}
 			return err
 		}
 		if again.SetupError != "" {
 			return fmt.Errorf("rerun of %s with timing-inconclusive findings: the test environment could not be built: %s", plural.Of(len(focus), "spec", "specs"), again.SetupError)
 		}
-		for _, r := range again.Specs {
-			i, ok := idx[r.Name]
-			if !ok || r.State == "skipped" {
-				continue
-			}
-			s := &res.Specs[i]
-			s.Reruns = k
-			switch {
-			case r.State == "failed" || r.State == "error":
-				s.State, s.Failure, s.Capture, s.Rerun = r.State, "reproduced on rerun "+strconv.Itoa(k)+" without a stall to explain it: "+r.Failure, r.Capture, "failed"
-			case len(r.TimingInconclusive) > 0:
-				s.Rerun = "inconclusive"
-				s.TimingInconclusive = append(s.TimingInconclusive, r.TimingInconclusive...)
-				s.TimingElsewhere = append(s.TimingElsewhere, r.TimingElsewhere...)
-			default:
-				// Judged: stall-explained findings of rules that do
-				// not bear on its verdict are reported, not rerun for.
-				s.Rerun = "quiet"
-				s.TimingElsewhere = append(s.TimingElsewhere, r.TimingElsewhere...)
-			}
-		}
+		foldRerun(res, again, idx, k)
 	}
 	return nil
+}
+
+// foldRerun folds the specs rerun k (again) ran into res, whose specs
+// idx indexes by name.
+func foldRerun(res, again *Result, idx map[string]int, k int) {
+	for _, r := range again.Specs {
+		i, ok := idx[r.Name]
+		if !ok || r.State == "skipped" {
+			continue
+		}
+		s := &res.Specs[i]
+		s.Reruns = k
+		switch {
+		case r.State == "failed" || r.State == "error":
+			s.State, s.Failure, s.Capture, s.Rerun = r.State, "reproduced on rerun "+strconv.Itoa(k)+" without a stall to explain it: "+r.Failure, r.Capture, "failed"
+		case len(r.TimingInconclusive) > 0:
+			s.Rerun = "inconclusive"
+			s.TimingInconclusive = append(s.TimingInconclusive, r.TimingInconclusive...)
+			s.TimingElsewhere = append(s.TimingElsewhere, r.TimingElsewhere...)
+		default:
+			// Judged: stall-explained findings of rules that do
+			// not bear on its verdict are reported, not rerun for.
+			s.Rerun = "quiet"
+			s.TimingElsewhere = append(s.TimingElsewhere, r.TimingElsewhere...)
+		}
+	}
 }
 
 // markInconclusive sets the state of res's passed specs whose last run

@@ -221,3 +221,33 @@ func TestSetAsideEarlierPasses(t *testing.T) {
 		t.Errorf("the pass's options file: %v", err)
 	}
 }
+
+// TestRerunInterruptedKeepsFinished: a rerun interrupted part-way (its
+// finished specs returned with ErrInterrupted, the one cut short in
+// Running) still counts for the specs it finished, and names the one cut
+// short as the rerun's; a spec whose rerun did not finish stays never
+// judged. Before, the interrupt discarded the rerun: A, rerun quietly,
+// stayed inconclusive and nothing said what was cut short.
+func TestRerunInterruptedKeepsFinished(t *testing.T) {
+	res := &Result{Specs: []SpecResult{
+		{Name: "A quiet", State: "passed", TimingInconclusive: []string{"HOMA-X: late (stall)"}},
+		{Name: "B cut short", State: "passed", TimingInconclusive: []string{"HOMA-Y: late (stall)"}},
+		{Name: "C failed again", State: "passed", TimingInconclusive: []string{"HOMA-Z: late (stall)"}},
+	}}
+	run := func(name string, focus []string) (*Result, error) {
+		return &Result{Specs: []SpecResult{{Name: "A quiet", State: "passed"}, {Name: "C failed again", State: "failed", Failure: "HOMA-Z: late"}},
+			Running: []string{"B cut short"}}, ErrInterrupted
+	}
+	if err := rerunInconclusive("pass-1", res, run); err != ErrInterrupted {
+		t.Fatalf("error %v, want ErrInterrupted", err)
+	}
+	want := []struct{ state, rerun string }{{"passed", "quiet"}, {"inconclusive", ""}, {"failed", "failed"}}
+	for i, w := range want {
+		if s := res.Specs[i]; s.State != w.state || s.Rerun != w.rerun {
+			t.Errorf("%s: state %s rerun %q, want %s %q", s.Name, s.State, s.Rerun, w.state, w.rerun)
+		}
+	}
+	if len(res.Running) != 1 || res.Running[0] != "B cut short (rerun 1)" {
+		t.Errorf("running %q, want [B cut short (rerun 1)]", res.Running)
+	}
+}

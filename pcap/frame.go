@@ -28,6 +28,10 @@ type Frame struct {
 	// pcapng epb_flags option (DirUnknown when absent, and for classic
 	// pcap).
 	Direction Direction
+	// Sighting is what the frame's Linux cooked header (tcpdump -i any)
+	// says of it at the capturing host: sent by it, to it, or neither;
+	// SightUnknown for other link types.
+	Sighting Sighting
 	// LinkType is the link type of the frame's interface.
 	LinkType layers.LinkType
 	// CaptureLen and Length are the captured and original frame lengths in

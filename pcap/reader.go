@@ -667,6 +667,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		wireLen = len(payload)
 	}
 	point, known := copyPoint(top, ci.InterfaceIndex, r.ng != nil && r.ng.NInterfaces() > 1)
+	f.Sighting = cookedSighting(top)
 	if r.marked {
 		// A switch port's frames hold each packet at two ports on
 		// purpose: no copy is skipped, but one repeated at its own port,

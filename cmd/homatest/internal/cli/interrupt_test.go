@@ -394,3 +394,35 @@ func TestInterruptedBeforeAnyPass(t *testing.T) {
 		t.Errorf("output %q, want %q", out.String(), want)
 	}
 }
+
+// TestInterruptedVerdictCountsFinished: the text verdict of an
+// interrupted run counts only the passes that finished; a failed spec
+// of the pass cut short is named apart. Before, the partial pass counted
+// as finished: "FAIL (1 of 1 finished passes)" after 0 finished.
+func TestInterruptedVerdictCountsFinished(t *testing.T) {
+	failed := func() *conformance.Result {
+		return &conformance.Result{Specs: []conformance.SpecResult{{Name: "X", State: "failed", Level: "MUST", Failure: "HOMA-X"}}}
+	}
+	passed := func() *conformance.Result {
+		return &conformance.Result{Specs: []conformance.SpecResult{{Name: "X", State: "passed", Level: "MUST"}}}
+	}
+	for _, c := range []struct {
+		name    string
+		passes  []*conformance.Result
+		partial *conformance.Result
+		want    string
+	}{
+		{"cut short failed, none finished", nil, failed(), "\nFAIL (the interrupted pass 1): interrupted after 0 of 3 passes finished"},
+		{"cut short failed, one finished passed", []*conformance.Result{passed()}, failed(), "\nFAIL (the interrupted pass 2; none of 1 finished passes): interrupted after 1 of 3 passes finished"},
+		{"finished failed, cut short passed", []*conformance.Result{failed()}, passed(), "\nFAIL (1 of 1 finished passes): interrupted after 1 of 3 passes finished"},
+		{"both failed", []*conformance.Result{failed(), passed()}, failed(), "\nFAIL (1 of 2 finished passes, and the interrupted pass 3): interrupted after 2 of 3 passes finished"},
+		{"none failed", []*conformance.Result{passed()}, passed(), "\nINCOMPLETE: interrupted after 1 of 3 passes finished"},
+	} {
+		var out bytes.Buffer
+		o := &runOpts{output: "text", repeat: 3, artifacts: t.TempDir(), ctx: context.Background(), stderr: io.Discard}
+		o.interruptedAfter(&out, conformance.ErrInterrupted, c.passes, nil, c.partial, "")
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("%s: output\n%s\nwant %q", c.name, out.String(), c.want)
+		}
+	}
+}

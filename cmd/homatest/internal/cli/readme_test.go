@@ -86,3 +86,49 @@ func checkSynopsis(t *testing.T, path string, cmd *cobra.Command, text string) {
 		}
 	}
 }
+
+// TestREADMEDecodeExitCodes: the README's exit codes of homatest decode
+// name every code decode --help lists, and say that an ACK the snap
+// length cut only in its unused acks slots is no decode error. Before,
+// the README counted every cut or malformed packet as a decode error and
+// lacked 130 (interrupted) and the exit 2 of a capture without Homa.
+func TestREADMEDecodeExitCodes(t *testing.T) {
+	b, err := os.ReadFile("../../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	start := strings.Index(readme, "\n## homatest decode\n")
+	end := strings.Index(readme, "\n## homatest check\n")
+	if start < 0 || end < start {
+		t.Fatal("README has no homatest decode section before homatest check's")
+	}
+	para := func(text string) string {
+		i := strings.Index(text, "Exit codes:")
+		if i < 0 {
+			return ""
+		}
+		p, _, _ := strings.Cut(text[i:], "\n\n")
+		return strings.Join(strings.Fields(p), " ")
+	}
+	doc := para(readme[start:end])
+	c, _, err := New().Find([]string{"decode"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	help := para(c.Long)
+	if doc == "" || help == "" {
+		t.Fatalf("exit codes paragraph missing: README %q, --help %q", doc, help)
+	}
+	codes := regexp.MustCompile(`(?:^Exit codes: |; )(\d+) `)
+	for _, m := range codes.FindAllStringSubmatch(help, -1) {
+		if !regexp.MustCompile(`(?:^Exit codes: |; )` + m[1] + ` `).MatchString(doc) {
+			t.Errorf("README's decode exit codes lack %s, which --help lists: %s", m[1], doc)
+		}
+	}
+	for _, w := range []string{"unused acks slots", "not a decode error", "holds no Homa packet"} {
+		if !strings.Contains(doc, w) {
+			t.Errorf("README's decode exit codes do not say %q: %s", w, doc)
+		}
+	}
+}

@@ -471,7 +471,13 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		o.startedRun()
 		if err := sup.RerunInconclusive(name, res, o.passOptions()); err != nil {
 			if errors.Is(err, conformance.ErrInterrupted) {
-				return o.interruptedAfter(cmd.OutOrStdout(), err, passes, junits, nil, "")
+				// Every spec of the pass finished, and so did those of
+				// the rerun before the interrupt: all are reported, the
+				// pass as the one cut short (its rerun was).
+				if junit != "" && conformance.ApplyResult(junit, res, o.strict) != nil {
+					junit = ""
+				}
+				return o.interruptedAfter(cmd.OutOrStdout(), err, passes, junits, res, junit)
 			}
 			return usageErr(err)
 		}
@@ -666,17 +672,27 @@ func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conforman
 		// The verdict line a finished run ends with, for the passes
 		// printed above: how many of --repeat finished, and that the run
 		// is no pass (JSON: "interrupted", verdict incomplete).
-		verdict := "INCOMPLETE"
-		if t := conformance.Count(passes, o.strict); t.FailedPasses > 0 {
-			verdict = fmt.Sprintf("FAIL (%d of %d finished passes)", t.FailedPasses, t.Passes)
-		}
-		// "(each printed above)" only when one was: with none finished
-		// nothing above is a pass report.
-		above := ""
+		// The pass cut short is counted apart: it did not finish.
 		finished := len(passes)
 		if partial != nil {
 			finished--
 		}
+		verdict := "INCOMPLETE"
+		t := conformance.Count(passes[:finished], o.strict)
+		cutFailed := partial != nil && conformance.Count([]*conformance.Result{partial}, o.strict).FailedPasses > 0
+		switch {
+		case t.FailedPasses > 0 && cutFailed:
+			verdict = fmt.Sprintf("FAIL (%d of %d finished passes, and the interrupted pass %d)", t.FailedPasses, t.Passes, finished+1)
+		case t.FailedPasses > 0:
+			verdict = fmt.Sprintf("FAIL (%d of %d finished passes)", t.FailedPasses, t.Passes)
+		case cutFailed && t.Passes == 0:
+			verdict = fmt.Sprintf("FAIL (the interrupted pass %d)", finished+1)
+		case cutFailed:
+			verdict = fmt.Sprintf("FAIL (the interrupted pass %d; none of %d finished passes)", finished+1, t.Passes)
+		}
+		// "(each printed above)" only when one was: with none finished
+		// nothing above is a pass report.
+		above := ""
 		if finished > 0 {
 			above = " (each printed above)"
 		}

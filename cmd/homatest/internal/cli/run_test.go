@@ -40,11 +40,29 @@ func TestMain(m *testing.M) {
 		os.Exit(refSwallowing(agent.OpCall))
 	case "ref-swallowing-listen":
 		os.Exit(refSwallowing(agent.OpListen))
+	case "":
+		if msg := misSetChild(os.Args[1:]); msg != "" {
+			fmt.Fprintln(os.Stderr, msg)
+			os.Exit(2)
+		}
 	}
 	// What a test binary killed before it cleaned up (its go test
 	// -timeout, or a child's own limit) left is removed here.
 	harness.RemoveDeadRuns(os.Stderr, harness.StaleRunAge)
 	os.Exit(m.Run())
+}
+
+// misSetChild returns the one-line error of this test binary started as
+// homatest with args (a first argument that is no flag: "run --pass FILE"
+// from a homatest run, an agent's command line) without
+// HOMATEST_CLI_CHILD, "" for a test binary's own arguments. Without the
+// variable TestMain would run every test of the package in the child,
+// which then hangs its test until go test's timeout.
+func misSetChild(args []string) string {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return ""
+	}
+	return fmt.Sprintf("cli test binary started as homatest (%s) without HOMATEST_CLI_CHILD=1: the test that ran homatest run (which re-executes this binary for each pass) or an agent must t.Setenv(\"HOMATEST_CLI_CHILD\", \"1\") first", strings.Join(args, " "))
 }
 
 // holdPass, in a child running "run --pass FILE" for the pass named by
