@@ -1,13 +1,11 @@
 package homa_test
 
 import (
-	"net/netip"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/homatest/homatest/homa"
-	"github.com/homatest/homatest/homa/memnet"
 )
 
 // TestArmFromStaleClock: a timer armed by a goroutine that read the clock
@@ -18,15 +16,9 @@ import (
 // before a pass delayed the pass too, after the stall had ended.
 func TestArmFromStaleClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n := memnet.New(memnet.Config{Rate: 10e9, Delay: time.Microsecond})
-		defer n.Close()
 		p := homa.DefaultParams()
 		p.Tick = 10 * time.Millisecond
-		h, err := homa.New(homa.Config{Transport: n.Attach(netip.AddrFrom4([4]byte{198, 18, 0, 1})), Params: p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer h.Close()
+		h, _ := hostWithPeer(t, p, time.Microsecond)
 		time.Sleep(2 * time.Millisecond)
 		stale := 2 * time.Millisecond // the clock as read before the preemption
 		time.Sleep(5 * time.Millisecond)
