@@ -1274,12 +1274,15 @@ func (e *Env) setReaction(p *spec.Params) {
 }
 
 // ok fails the spec with "what: err" when err is set (a one-line failure
-// instead of Gomega's dump of the error value).
+// instead of Gomega's dump of the error value). Outside a spec (cur nil:
+// the suite's setup, measureNoise) no stall excuses it: the excuse ends a
+// spec (stalledOut), and there is none to end. A missed noise round trip
+// in BeforeSuite panicked on the nil cur (rpcGaveUpDuringStall) instead.
 func ok(err error, what string, args ...any) {
 	GinkgoHelper()
 	if err != nil {
 		msg := fmt.Sprintf(what, args...) + ": " + err.Error()
-		if rpcGaveUpDuringStall(msg, failingRPCs(err), false) || missedDuringStall(msg, err) {
+		if cur != nil && (rpcGaveUpDuringStall(msg, failingRPCs(err), false) || missedDuringStall(msg, err)) {
 			panic(stalledOut{})
 		}
 		Fail(msg)
@@ -1427,9 +1430,9 @@ func stalledLongest(msg string, from, to time.Time, lost time.Duration) bool {
 // for a packet the IUT owed at once (a GRANT for bytes already sent,
 // which a tester held up meanwhile finds when it runs again: ok).
 // Only without a verdict yet: it reads the results of the spec's IUT
-// calls.
+// calls (none outside a spec: false).
 func rpcGaveUpDuringStall(msg string, ids []uint64, running bool) bool {
-	if env.Stalls == nil || len(ids) == 0 {
+	if env.Stalls == nil || len(ids) == 0 || cur == nil {
 		return false
 	}
 	pr := params()

@@ -3,6 +3,7 @@ package homa
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 func init() { SetQueueChecks(true) }
@@ -104,4 +105,20 @@ func (h *Machine) verifyQueues() error {
 		}
 	}
 	return nil
+}
+
+// ArmFrom arms the host's timer for its deadline as an input handled at
+// host time now does (unlockAt): what a goroutine that read the clock at
+// now and was preempted before arming does.
+func (h *Host) ArmFrom(now time.Duration) {
+	h.mu.Lock()
+	h.armedAt = -1
+	h.unlockAt(now)
+}
+
+// Passes returns how many timer passes the host's machine ran.
+func (h *Host) Passes() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.m.tick
 }

@@ -718,8 +718,14 @@ func (h *Host) unlockAt(now time.Duration) {
 			d += h.m.p.Tick / tickGrace
 		}
 		if d != h.armedAt {
+			// Armed from a fresh clock read, not from now: a goroutine
+			// preempted since now was read would set the timer late by
+			// as long as it waited, and the next pass with it, though
+			// the pass itself was never held up (timers armed up to 15
+			// ms late beside other suites at load 25). Once a deadline,
+			// not a tick; the staleness of now is fine for the rest.
 			h.armedAt = d
-			h.timer.Reset(max(0, d-now))
+			h.timer.Reset(max(0, d-h.now()))
 		}
 	}
 	h.sendMu.Lock()

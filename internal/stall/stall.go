@@ -107,11 +107,12 @@ type Monitor struct {
 	recorder bool
 }
 
-// proc is a watched process: its name and each of its threads' recent
-// run-queue waits.
+// proc is a watched process: its name, each of its threads' recent
+// run-queue waits and when its threads were last read (zero: never).
 type proc struct {
 	name    string
 	threads map[int]*thread
+	last    time.Time
 }
 
 // thread is one thread's cumulative run-queue wait (ns) at each sample of
@@ -306,10 +307,21 @@ func (m *Monitor) sample(now time.Time) {
 			th := p.threads[tid]
 			if th == nil {
 				th = &thread{open: -1}
+				if !p.last.IsZero() {
+					// Born since the last sample (it was not listed then):
+					// all its run-queue wait came since, a new thread's
+					// first wait for a CPU included. Taken as the base
+					// instead, that wait went unrecorded: threads the Go
+					// runtime started mid-run in the harness waited 45-183
+					// ms for their first run at load 25, and in the IUT
+					// agent up to 9 ms, with no span to show it.
+					th.at, th.wait = append(th.at, p.last), append(th.wait, 0)
+				}
 				p.threads[tid] = th
 			}
 			m.account(p.name, th, now, w)
 		}
+		p.last = now
 		for tid := range p.threads {
 			if _, ok := waits[tid]; !ok {
 				delete(p.threads, tid) // the thread ended

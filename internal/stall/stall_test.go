@@ -2,6 +2,7 @@ package stall
 
 import (
 	"context"
+	"maps"
 	"os"
 	"runtime"
 	"strings"
@@ -264,6 +265,41 @@ func TestSustainedStarvation(t *testing.T) {
 	// and grows by 3 ms per sample up to 100 ms.
 	if !s.From.Equal(at(0)) || !s.To.Equal(at(100)) || s.Lost != 30*time.Millisecond || s.Who != "agent h1" {
 		t.Errorf("span %v (from %v to %v, lost %v), want agent h1 from 0 to 100 ms, lost 30ms", s, s.From.Sub(t0), s.To.Sub(t0), s.Lost)
+	}
+}
+
+// TestNewThreadStarved: a thread that appears after its process's first
+// sample was born since the sample before, so all of its run-queue wait
+// (its wait for a first run included) is a stall there: 80 ms before its
+// first sample is a span from that sample before to it. The old monitor
+// took the first reading as the base and recorded nothing. A thread
+// listed at the process's first sample keeps its reading as the base:
+// the wait of a process not yet watched is no stall of the run.
+func TestNewThreadStarved(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ms := uint64(time.Millisecond)
+	waits := map[int]uint64{7: 0, 9: 500 * ms}
+	m := &Monitor{cfg: Config{Min: 5 * time.Millisecond, Sample: 10 * time.Millisecond, Window: 50 * time.Millisecond}.withDefaults(),
+		watched: map[int]*proc{}, waits: func(int) (map[int]uint64, error) { return maps.Clone(waits), nil }}
+	m.Watch(42, "IUT agent on h1")
+	m.sample(at(0))
+	if spans := m.Spans(); len(spans) != 0 {
+		t.Fatalf("first sample: spans %v, want none (waits before the watch are no stall)", spans)
+	}
+	waits[8] = 80 * ms // born after the first sample; waited 80 ms to run
+	m.sample(at(10))
+	spans := m.Spans()
+	if len(spans) != 1 {
+		t.Fatalf("spans %v, want one for the new thread's 80 ms", spans)
+	}
+	if s := spans[0]; !s.From.Equal(at(0)) || !s.To.Equal(at(10)) || s.Lost != 80*time.Millisecond || s.Who != "IUT agent on h1" {
+		t.Errorf("span %v (from %v to %v, lost %v), want IUT agent on h1 from 0 to 10 ms, lost 80ms", s, s.From.Sub(t0), s.To.Sub(t0), s.Lost)
+	}
+	waits[10] = 2 * ms // a new thread that waited less than Min is no stall
+	m.sample(at(20))
+	if spans := m.Spans(); len(spans) != 1 {
+		t.Errorf("spans %v after a new thread's 2 ms wait, want still one", spans)
 	}
 }
 
