@@ -91,12 +91,7 @@ func (h *Machine) fifoGrant(window int) {
 	}
 	h.lastFIFO = h.now
 	m.granted = min(m.length(), m.granted+h.p.FIFOGrantIncrement)
-	if !h.faults[FaultFIFONotCounted] {
-		// The FIFO bytes count toward max_incoming (HomaModule
-		// homa_grant_check_fifo calls homa_grant_update_incoming); with
-		// the fault only the message's next arrival recounts them.
-		h.grants.update(old)
-	}
+	h.grants.update(old)
 	h.sendGrant(old.r, m.granted, h.p.highPriority())
 }
 
