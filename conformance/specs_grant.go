@@ -1171,6 +1171,179 @@ var _ = Describe("grants", func() {
 			checkExchange(peers...)
 		}))
 
+	It("GRANT-fifo-counted: the bytes a receiver's FIFO GRANTs authorise count toward max_incoming: an SRPT GRANT for a newer message leaves the bytes granted and not received of an old message holding FIFO-granted bytes, the messages being granted beside it and the newer one within max_incoming (one fifo_grant_increment of slack)",
+		labels("grant", "MUST", "HOMA-GRANT-013"), body(func() {
+			need("grants")
+			needFIFOGrants()
+			pr := params()
+			// A MUST, although HOMA-GRANT-013 (judged on any capture, where
+			// a FIFO GRANT may legally take the sum past max_incoming) is a
+			// SHOULD: every HomaModule that makes FIFO grants counts them
+			// (homa_grant_check_fifo calls homa_grant_update_incoming: main,
+			// linux_6.13.9, net-next), and homa_grant_try_send grants an
+			// SRPT increment only within avl_incoming = max_incoming -
+			// total_incoming. A receiver that left FIFO-granted bytes out
+			// (until the message's next DATA recounts it) grants past the
+			// bound while the old message's sender holds those bytes back.
+			// Old message A (peer 0) is granted, and its sender sends what
+			// leaves it one window outstanding; k messages (peer 1) are
+			// granted beside it in rounds a fifo_grant_interval apart, each
+			// of whose SRPT GRANTs may bring A a FIFO GRANT (while A holds
+			// less than window + 2·fifo_grant_increment), of which A's
+			// sender sends nothing; then the shorter, newer B (peer 0, so
+			// that its GRANTs and A's share a link and their order is the
+			// receiver's) sends its unscheduled bytes. At every SRPT GRANT
+			// for B before the tester sends more, the granted bytes not
+			// sent (a lower bound of those not received) of them all must
+			// stay within max_incoming, plus one increment for a FIFO GRANT
+			// another core decided after B's and sent first. A receiver
+			// that counts FIFO grants gives B at most max_incoming less
+			// (k+1) windows of k+1 messages and A's two increments; one
+			// that leaves them out gives it a window of k+2 messages,
+			// M/(k+3): past the slack where fifo_grant_increment >
+			// M/((k+2)(k+3)), 5556 bytes at max_incoming 400000 with k = 6
+			// (max_overcommit 8 holds A, the k and B).
+			p0, p1 := peer(0), peer(1)
+			k := min(6, pr.MaxOvercommit-2)
+			if k < 1 {
+				Skip(fmt.Sprintf("unsupported: max_overcommit %d grants fewer than the three messages this spec needs at once (max_overcommit=3 or more runs it)", pr.MaxOvercommit))
+			}
+			a := newRequest(min(int(pr.MaxMessageLength), 1000000), 100)
+			beside := make([]msgSpec, k)
+			for i := range beside {
+				beside[i] = newRequest(min(int(pr.MaxMessageLength), 1000000), 100)
+			}
+			b := newRequest(min(int(pr.MaxMessageLength), pastU(300000)), 100)
+			for _, m := range append([]msgSpec{a, b}, beside...) {
+				if unsched(m.msgLen) >= m.msgLen {
+					Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves nothing to grant in a %d-byte message (unsched_bytes=40000 runs it)", pr.UnschedBytes, m.msgLen))
+				}
+			}
+			iv := pr.FIFOGrantInterval()
+			w := int(pr.WindowFor(k + 1))
+			a.sendUnsched(p0, 0, unsched(a.msgLen))
+			g1, err := p0.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: a.id}, wait(pr.ResponseTimeout+pr.Tick))
+			ok(err, "the old message's first GRANT")
+			grantedA, sentA := min(int(g1.Pkt.Grant().Offset()), a.msgLen), unsched(a.msgLen)
+			// The others' first DATA clearly later: A is the oldest.
+			pause(deadline(10*time.Microsecond), "the pause before the other messages")
+			sent := make([]int, k)
+			for i, m := range beside {
+				sent[i] = unsched(m.msgLen)
+				m.sendUnsched(p1, 0, sent[i])
+			}
+			barrier(p1, 0)
+			// A's sender sends what leaves A a window of k+1 messages
+			// granted and not sent; the receiver raises A to what it
+			// received plus that window as the bytes arrive.
+			for range 8 {
+				for _, g := range a.takeGrants(p0) {
+					grantedA = max(grantedA, min(int(g.Pkt.Grant().Offset()), a.msgLen))
+				}
+				to := min(grantedEnd(grantedA-w, a.msgLen), grantedA)
+				if to <= sentA {
+					break
+				}
+				a.sendData(p0, sentA, to, p0.Latest(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: a.id}).Pkt.Grant().Priority())
+				sentA = to
+				barrier(p0, 0)
+			}
+			// The others' rounds, a fifo_grant_interval (and a bit) apart:
+			// each draws SRPT GRANTs, after which the receiver may make a
+			// FIFO grant, to A, the oldest. A's sender sends none of it.
+			fifoA := 0
+			for range 6 {
+				pause(deadline(iv+iv/4), "the pause between rounds of the other messages' DATA")
+				moved := false
+				for i, m := range beside {
+					if to := m.applyGrants(p1, sent[i], m.takeGrants(p1)); to > sent[i] {
+						sent[i], moved = to, true
+					}
+				}
+				if !moved {
+					break
+				}
+				barrier(p1, 0)
+				for _, g := range a.takeGrants(p0) {
+					grantedA = max(grantedA, min(int(g.Pkt.Grant().Offset()), a.msgLen))
+					if int(g.Pkt.Grant().Priority()) == pr.HighPriority() {
+						fifoA++
+					}
+				}
+				if fifoA >= 2 || grantedA >= a.msgLen {
+					break
+				}
+			}
+			// B, the newer and shorter message, on A's peer.
+			bFrom := env.Clock.Now()
+			b.sendUnsched(p0, 0, unsched(b.msgLen))
+			held := barrier(p0, 0)
+			// The others' granted bytes not sent: their GRANTs that came
+			// before B's DATA left (the receiver made them before B's).
+			outBeside := 0
+			for i, m := range beside {
+				g := unsched(m.msgLen)
+				for _, x := range p1.ReceivedAll(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id}) {
+					if !x.At.After(bFrom) {
+						g = max(g, min(int(x.Pkt.Grant().Offset()), m.msgLen))
+					}
+				}
+				outBeside += max(0, g-sent[i])
+			}
+			lim := int(pr.MaxIncoming) + int(pr.FIFOGrantIncrement)
+			// Walk A's peer's log up to the barrier's answer: granted and
+			// sent of A and B as the receiver had made and got them.
+			gr := map[uint64]int{a.id: unsched(a.msgLen), b.id: unsched(b.msgLen)}
+			lens := map[uint64]int{a.id: a.msgLen, b.id: b.msgLen}
+			se := map[uint64]int{}
+			judged, worst, why := 0, 0, ""
+			for _, x := range p0.Log() {
+				if x == held {
+					break
+				}
+				if x.Err != nil {
+					continue
+				}
+				id := x.Pkt.SenderID() &^ 1
+				if _, mine := gr[id]; !mine {
+					continue
+				}
+				switch {
+				case x.Sent && x.Pkt.Type() == wire.TypeData:
+					se[id] = max(se[id], int(x.Pkt.Data().Offset())+x.Pkt.Data().DataLen())
+				case !x.Sent && x.Pkt.Type() == wire.TypeGrant:
+					gr[id] = max(gr[id], min(int(x.Pkt.Grant().Offset()), lens[id]))
+					if id != b.id || int(x.Pkt.Grant().Priority()) == pr.HighPriority() {
+						continue
+					}
+					judged++
+					outA, outB := max(0, gr[a.id]-se[a.id]), max(0, gr[b.id]-se[b.id])
+					if sum := outA + outB + outBeside; sum > worst {
+						worst = sum
+						why = fmt.Sprintf("the receiver's SRPT GRANT %s for the %d-byte newer message left %d bytes granted and not received (at least) over %d messages, above max_incoming %d + one fifo_grant_increment %d: the %d-byte old message %d (granted %d, sent %d; %d FIFO GRANTs while its sender held them back), the %d messages beside it %d, the newer %d (granted %d, sent %d): FIFO-granted bytes not counted toward max_incoming",
+							x, b.msgLen, sum, k+2, pr.MaxIncoming, pr.FIFOGrantIncrement, a.msgLen, outA, gr[a.id], se[a.id], fifoA, k, outBeside, outB, gr[b.id], se[b.id])
+					}
+				}
+			}
+			if worst > lim {
+				Fail(why)
+			}
+			AddReportEntry("note", fmt.Sprintf("%d SRPT GRANTs for the newer message judged; %d FIFO GRANTs to the old message while its sender held them back; largest sum of granted bytes not received %d (max_incoming %d)", judged, fifoA, worst, pr.MaxIncoming))
+			// The tester took A's GRANTs itself: it sends what they allow,
+			// then plays a correct sender for them all.
+			if to := grantedEnd(grantedA, a.msgLen); to > sentA {
+				a.sendData(p0, sentA, to, p0.Latest(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: a.id}).Pkt.Grant().Priority())
+				sentA = to
+			}
+			// driveRequests sends message i from peers[i] (i % len(peers)).
+			msgs, sents, peers := []msgSpec{a, b}, []int{sentA, unsched(b.msgLen)}, []*tester.Peer{p0, p0}
+			for i, m := range beside {
+				msgs, sents, peers = append(msgs, m), append(sents, sent[i]), append(peers, p1)
+			}
+			driveRequests(peers, msgs, sents)
+			checkExchange(p0, p1)
+		}))
+
 	It("GRANT-srpt-priority-top: a receiver granting max_sched_prio+1 messages or more gives the one with clearly fewest bytes left level max_sched_prio in its SRPT GRANTs, and one with max_sched_prio+1 clearly ahead level 0",
 		labels("grant", "MUST", "HOMA-GRANT-011", "HOMA-GRANT-007"), body(func() {
 			need("grants")

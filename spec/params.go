@@ -62,6 +62,12 @@ type Params struct {
 	// less than this (HomaModule main defaults to 0, i.e. one MTU; 10000 is
 	// the lab setting and the 2024 default, and the larger is assumed).
 	MaxGSOSize uint32 `param:"max_gso_size"`
+	// MaxGROSkbs is max_gro_skbs: the most packets a receiver's
+	// homa_gro_receive merges into one skb, which homa_softirq hands to
+	// homa_dispatch_pkts as one batch, one grant decision per RPC
+	// (HomaModule homa_offload.c, homa_utils.c: 20; HOMA-GRANT-024).
+	// 0 stands for that default.
+	MaxGROSkbs int `param:"max_gro_skbs"`
 	// MTU is the hosts' link MTU in bytes (dst_mtu): a DATA segment
 	// carries at most max_seg_data = MTU - IP header - 56 bytes
 	// (HomaModule homa_outgoing.c homa_message_out_fill).
@@ -157,7 +163,7 @@ func Profiles() []Profile {
 		Wire: wire.VersionCurrent, UnschedBytes: 40000, MaxIncoming: 400000, MaxOvercommit: 8, MaxRPCsPerPeer: 1,
 		Window: 0, NumPriorities: 8, MaxSchedPrio: 3,
 		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1,
-		FIFOGrantIncrement: 50000, GrantFIFOFraction: 50, LinkMbps: 25000, MaxGSOSize: 10000, MTU: 1500, RankTolerance: 20000, DeferMinBytes: 1000, MaxMessageLength: wire.MaxMessageLength,
+		FIFOGrantIncrement: 50000, GrantFIFOFraction: 50, LinkMbps: 25000, MaxGSOSize: 10000, MaxGROSkbs: 20, MTU: 1500, RankTolerance: 20000, DeferMinBytes: 1000, MaxMessageLength: wire.MaxMessageLength,
 		Tick: time.Millisecond, ResendTicks: 5, ResendInterval: 5, TimeoutTicks: 100, RequestAckTicks: 2,
 		MaxAcksPerPkt: wire.MaxAcksPerPkt, Slack: 2 * time.Millisecond, Jitter: 200 * time.Microsecond, ResponseTimeout: 20 * time.Millisecond,
 		TimerDrift: 0.5, Reaction: 200 * time.Microsecond,
@@ -503,6 +509,7 @@ var paramDocs = map[string]string{
 	"grant_fifo_fraction":  "thousandths of link_mbps FIFO grants may take (they come once per fifo_grant_increment·8 bits at that rate); 0 = no FIFO grants",
 	"link_mbps":            "link rate in Mbit/s the hosts are configured with (spaces FIFO grants)",
 	"max_gso_size":         "largest skb (GSO batch) a sender builds; bounds overshoot past a grant",
+	"max_gro_skbs":         "most packets a receiver merges into one skb, a batch it makes one grant decision for (HOMA-GRANT-024 allows two batches per GRANT); 0 = HomaModule's 20",
 	"max_message_length":   "largest message in bytes",
 	"mtu":                  "link MTU in bytes; a DATA segment carries at most MTU - IP header - 56 bytes",
 	"ipv6_prio_shift":      "shift of the priority in the IPv6 traffic class: 5 (main since 2025-11-18), 4 (before; linux_6.1.38), 0 = either",

@@ -131,9 +131,7 @@ func (t *Trace) applyPredicted(e *Event) bool {
 	// trackIncoming and trackLong with no set to change; file has nothing
 	// to do (the RPC's deadline moved on, if at all); tick no eviction.
 	t.refreshOutstanding(m)
-	if len(t.longIn[e.Dst]) > 1 || len(t.granting[e.Dst]) > 1 {
-		t.crowded[e.Dst] = e.Time
-	}
+	t.noteCrowded(e.Dst, e.Time)
 	t.applied++
 	return true
 }

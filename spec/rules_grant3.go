@@ -147,7 +147,7 @@ func grantRules3() []*Rule {
 			Statement: "A receiver grants as a message's bytes arrive, not once every byte it authorised is in (stop-and-wait): while the message is the only one longer than unsched_bytes coming to it, an SRPT GRANT raises the message's horizon by no more than the bytes of two batches of DATA (2·max_gro_skbs of the message's largest skbs), since the receiver grants received + window after every batch it processes.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (homa_grant_check_rpc once per batch of an RPC's packets), homa_plumbing.c homa_softirq (a batch: the packets of one GRO-merged skb), homa_offload.c homa_gro_receive (at most max_gro_skbs, 20, packets merged), homa_grant.c homa_grant_try_send (granted = received + window whenever that exceeds granted and max_incoming has room); linux_6.1.38 homa_grant.c homa_grant_send (increment = grant_window - incoming)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "judged at an SRPT GRANT after an SRPT GRANT for the same message (the latest GRANT seen, and no RESEND from the receiver beyond it) that reached what the capture had seen received plus the window, less two batches (a GRANT cut shorter, by max_incoming shared with other messages' unscheduled bytes, lets the next one catch up), only where the receiver had no other message longer than unsched_bytes incoming from slack before that GRANT on (its window then stays that of one active message, and max_incoming cannot cut a grant short); a skb holds at most the message's largest DATA frame the capture saw (a GSO frame counts max_seg_data per segment), so a capture of GSO frames larger than the receiver's skbs only loosens the bound; GRANTs lost before the capture point (the capture shows loss between the hosts) make a raise look larger: inconclusive; where the receiver had another long message before, the finding is a timing one (a receiver that processed that message's last DATA only after the previous GRANT, stalled since, grew the window in between); a receiver whose max_gro_skbs is above 2·20 merges larger batches than the rule allows",
+			Capture:   "judged at an SRPT GRANT after an SRPT GRANT for the same message (the latest GRANT seen, and no RESEND from the receiver beyond it) that reached what the capture had seen received plus the window, less two batches (a GRANT cut shorter, by max_incoming shared with other messages' unscheduled bytes, lets the next one catch up), only where the receiver had no other message longer than unsched_bytes incoming from slack before that GRANT on (its window then stays that of one active message, and max_incoming cannot cut a grant short); a skb holds at most the message's largest DATA frame the capture saw (a GSO frame counts max_seg_data per segment), so a capture of GSO frames larger than the receiver's skbs only loosens the bound; GRANTs lost before the capture point (the capture shows loss between the hosts) make a raise look larger: inconclusive; where the receiver had another long message before, the finding is a timing one (a receiver that processed that message's last DATA only after the previous GRANT, stalled since, grew the window in between); max_gro_skbs is the parameter's (20, HomaModule's default): a receiver configured with more merges larger batches, and --param max_gro_skbs=N (or the capture's .params sidecar) must say so",
 			Property:  Each{Types: []wire.PacketType{wire.TypeGrant}, Check: grantsPerBatch},
 		},
 		{
@@ -496,10 +496,9 @@ func fifoPaced(c *Ctx, e *Event) Result {
 	return Pass().WithSlack(tol)
 }
 
-// maxGROSkbs is HomaModule's max_gro_skbs default (homa_utils.c): the most
-// packets homa_gro_receive merges into one skb, which homa_softirq hands
-// to homa_dispatch_pkts as one batch (HOMA-GRANT-024).
-const maxGROSkbs = 20
+// defaultGROSkbs is HomaModule's max_gro_skbs default (homa_utils.c), which
+// a max_gro_skbs parameter of 0 stands for (HOMA-GRANT-024).
+const defaultGROSkbs = 20
 
 // grantsPerBatch judges SRPT GRANT e (HOMA-GRANT-024): where its message
 // is the only long one its receiver has incoming, the raise over the
@@ -532,7 +531,11 @@ func grantsPerBatch(c *Ctx, e *Event) Result {
 	if skb == 0 {
 		skb = eventSkb(c.P, e)
 	}
-	raise, limit := off-m.Granted, 2*maxGROSkbs*skb
+	gro := uint32(c.P.MaxGROSkbs)
+	if gro == 0 {
+		gro = defaultGROSkbs
+	}
+	raise, limit := off-m.Granted, 2*gro*skb
 	if raise <= limit {
 		return Pass()
 	}
@@ -545,7 +548,7 @@ func grantsPerBatch(c *Ctx, e *Event) Result {
 		return Skip
 	}
 	what := fmt.Sprintf("SRPT GRANT offset %d raises the message's horizon %d (GRANT in frame %d, %v earlier) by %d bytes, more than two batches of DATA allow (2·max_gro_skbs %d skbs of at most %d bytes: %d) while it is the only message longer than unsched_bytes coming to %v",
-		off, m.Granted, prev.Frame, e.Time.Sub(prev.Time).Round(time.Microsecond), raise, maxGROSkbs, skb, limit, recv)
+		off, m.Granted, prev.Frame, e.Time.Sub(prev.Time).Round(time.Microsecond), raise, gro, skb, limit, recv)
 	if ev, ok := c.Net.LostBetween(recv, e.Dst); ok {
 		return Downgrade(CauseLossBefore, ev, "%s: GRANTs between the two may have been lost before the capture point", what)
 	}

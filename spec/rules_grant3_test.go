@@ -317,3 +317,62 @@ func TestGrant024StopAndWait(t *testing.T) {
 		t.Errorf("with a second long request to the server: %v, want no finding", rep.Violations)
 	}
 }
+
+// TestGrant024MaxGROSkbs: a receiver that grants a 1 MB request, its only
+// long message, after every 50 segments (a raise of 71200 bytes per
+// GRANT) merges more than two batches of max_gro_skbs 20 (56960 bytes)
+// allow: a violation at the default (and at 0, which stands for it),
+// clean where the parameter says the receiver merges 50 packets.
+func TestGrant024MaxGROSkbs(t *testing.T) {
+	const n, u, w, per = 1000000, 40000, 200000, 50 * 1424
+	build := func() (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 10, n, 0, u, u, 4)
+		b.after(10*time.Microsecond).grant(false, 10, u+w, 0)
+		first := 0
+		for o := uint32(u); o+per < 600000; o += per {
+			b.after(10*time.Microsecond).message(true, 10, n, o, o+per, u, 0)
+			g := b.after(10*time.Microsecond).grant(false, 10, o+per+w, 0)
+			if first == 0 {
+				first = g
+			}
+		}
+		return b, first
+	}
+	for _, gro := range []string{"", "max_gro_skbs=20", "max_gro_skbs=0"} {
+		b, g := build()
+		var params []string
+		if gro != "" {
+			params = []string{gro}
+		}
+		rep := b.check("linux", "HOMA-GRANT-024", params...)
+		if len(rep.Violations) == 0 || rep.Violations[0].Frame != g {
+			t.Errorf("%q: violations %v, want the first at frame %d", gro, rep.Violations, g)
+		} else if !strings.Contains(rep.Violations[0].Why, "2·max_gro_skbs 20 skbs") {
+			t.Errorf("%q: reason %q", gro, rep.Violations[0].Why)
+		}
+	}
+	b, _ := build()
+	wantClean(t, b.check("linux", "HOMA-GRANT-024", "max_gro_skbs=50"), "HOMA-GRANT-024")
+}
+
+// TestGrant024AfterEarlierLongMessage: a receiver that had a second long
+// message, complete 10 ms (more than slack) before its only one starts,
+// grants it stop-and-wait: judged, a violation. The complete message once
+// stayed among the receiver's long messages until some other rule asked
+// (Trace.Grantable), so the receiver looked crowded for the rest of the
+// capture and HOMA-GRANT-024 judged nothing in a whole conformance pass's
+// capture (0 of its GRANTs; 3656 since).
+func TestGrant024AfterEarlierLongMessage(t *testing.T) {
+	const n, u, w = 1000000, 40000, 200000
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 12, 100000, 0, u, u, 4)
+	b.after(10*time.Microsecond).grant(false, 12, 100000, 0)
+	b.after(10*time.Microsecond).message(true, 12, 100000, u, 100000, u, 0)
+	b.after(10*time.Millisecond).message(true, 10, n, 0, u, u, 4)
+	b.after(10*time.Microsecond).grant(false, 10, u+w, 0)
+	b.after(10*time.Microsecond).message(true, 10, n, u, u+w, u, 0)
+	g := b.after(10*time.Microsecond).grant(false, 10, u+2*w, 0)
+	b.after(10*time.Microsecond).message(true, 10, n, u+w, u+2*w, u, 0)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-024"), "HOMA-GRANT-024", g)
+}

@@ -1420,6 +1420,18 @@ func (t *Trace) Grantable(h netip.Addr, now time.Time) int {
 	return len(t.longIn[h])
 }
 
+// noteCrowded records, at a DATA to h at now, whether h has more than
+// one message longer than unsched_bytes incoming (crowded). Messages
+// complete for longer than slack no longer count (Grantable forgets
+// them): kept, they made a receiver that had once had two long messages
+// look crowded for the rest of the capture, and HOMA-GRANT-024 judged
+// nothing in a whole conformance pass's capture.
+func (t *Trace) noteCrowded(h netip.Addr, now time.Time) {
+	if len(t.granting[h]) > 1 || t.Grantable(h, now) > 1 {
+		t.crowded[h] = now
+	}
+}
+
 // RecentlyEnded returns how many of host h's long messages (longIn) an
 // RPC_UNKNOWN ended less than slack before now: h may have sent a GRANT
 // ranking them before it processed the RPC_UNKNOWN, which the capture
@@ -2029,9 +2041,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 		// grant until a well-formed packet of it comes.
 		t.trackLong(e.Dst, m, r)
 	}
-	if len(t.longIn[e.Dst]) > 1 || len(t.granting[e.Dst]) > 1 {
-		t.crowded[e.Dst] = e.Time
-	}
+	t.noteCrowded(e.Dst, e.Time)
 	// Any DATA, request or response, carries the sender host's
 	// pending acks for RPCs it was the client of (homa_outgoing.c
 	// homa_tx_data_pkt_alloc; homa_data_pkt processes them).

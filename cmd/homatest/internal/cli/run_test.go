@@ -322,8 +322,8 @@ func TestRunList(t *testing.T) {
 		t.Fatalf("run --list: exit %d, %v\n%s", code, err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 1+96+1 || !strings.HasPrefix(lines[0], "NAME ") || lines[len(lines)-1] != "95 specs and RUN-capture; RUNS: yes or no, with these flags; run one: homatest run --focus NAME" {
-		t.Fatalf("want a header, 96 lines (95 specs and RUN-capture) and the count; got %d lines:\n%s", len(lines), out)
+	if len(lines) != 1+97+1 || !strings.HasPrefix(lines[0], "NAME ") || lines[len(lines)-1] != "96 specs and RUN-capture; RUNS: yes or no, with these flags; run one: homatest run --focus NAME" {
+		t.Fatalf("want a header, 97 lines (96 specs and RUN-capture) and the count; got %d lines:\n%s", len(lines), out)
 	}
 	for _, want := range []string{
 		// The built-in ref's hello is known: every active spec runs.
@@ -456,13 +456,13 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 		params []string
 		pass   int // at least this many specs pass, the rest unsupported
 	}{
-		{[]string{"num_priorities=4", "resend_ticks=3"}, 90},
+		{[]string{"num_priorities=4", "resend_ticks=3"}, 91},
 		// Where the unscheduled bytes hold no segment to lose or hold
-		// back, specs lose or hold back bytes the IUT grants: 88 and 92
+		// back, specs lose or hold back bytes the IUT grants: 89 and 93
 		// pass (38 each before; the simulator is deterministic), and the
 		// pass's whole capture (RUN-capture).
-		{[]string{"unsched_bytes=1"}, 88},
-		{[]string{"unsched_bytes=1000"}, 92},
+		{[]string{"unsched_bytes=1"}, 89},
+		{[]string{"unsched_bytes=1000"}, 93},
 		{[]string{"unsched_bytes=2000000"}, 64}, // past max_message_length: every message unscheduled
 	} {
 		args := []string{"run", "--env", "sim", "-o", "json", "--artifacts", filepath.Join(dir, fmt.Sprint("sim", i))}
@@ -477,8 +477,8 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("-o json: %v\n%s", err, out)
 		}
-		if len(rep.Passes) != 1 || len(rep.Passes[0].Specs) != 96 {
-			t.Fatalf("%v: want one pass of all 95 specs and RUN-capture; got %+v", c.params, rep)
+		if len(rep.Passes) != 1 || len(rep.Passes[0].Specs) != 97 {
+			t.Fatalf("%v: want one pass of all 96 specs and RUN-capture; got %+v", c.params, rep)
 		}
 		passed := 0
 		for _, sp := range rep.Passes[0].Specs {
@@ -491,7 +491,7 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 			}
 		}
 		if rep.Verdict != "pass" || passed < c.pass {
-			t.Errorf("%v: verdict %q, %d of 95 specs passed; want pass with at least %d (the rest unsupported)", c.params, rep.Verdict, passed, c.pass)
+			t.Errorf("%v: verdict %q, %d of 96 specs passed; want pass with at least %d (the rest unsupported)", c.params, rep.Verdict, passed, c.pass)
 		}
 	}
 }
@@ -537,8 +537,8 @@ func TestRunSimRepeatIdentical(t *testing.T) {
 	var first []byte
 	var firstCap []byte
 	for i, p := range rep.Passes {
-		if n := len(p.Specs); n != 96 {
-			t.Errorf("pass %d ran %d specs, want all 94 and RUN-capture", i+1, n)
+		if n := len(p.Specs); n != 97 {
+			t.Errorf("pass %d ran %d specs, want all 96 and RUN-capture", i+1, n)
 		}
 		for _, s := range p.Specs {
 			if s.State != "passed" {
@@ -895,7 +895,7 @@ func TestRunFolderErrorJSON(t *testing.T) {
 // with --list, which selects as a run does): a short name selects that
 // spec alone, other text the specs whose name contains it, as typed.
 // Text of the suite's description in no spec's name selects nothing
-// ("--focus Homa" and "--focus conformance" selected all 95 specs: Ginkgo
+// ("--focus Homa" and "--focus conformance" selected all 96 specs: Ginkgo
 // matches the description too). A glob or a text in the wrong case says
 // why it matched nothing.
 func TestRunFocusAsHelpSays(t *testing.T) {
