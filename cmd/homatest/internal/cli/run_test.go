@@ -161,7 +161,7 @@ func TestRunUsageErrors(t *testing.T) {
 		// The ref would refuse it in its hello: refused before any pass.
 		{[]string{"run", "--env", "sim", "--param", "unsched_bytes=0"}, "--param: homa: unsched_bytes 0: want 1 or more"},
 		{[]string{"run", "--env", "sim", "--param", "bogus=3"}, `unknown parameter "bogus"`},
-		{[]string{"run", "--env", "sim", "--param", "tick=1000000"}, `unknown parameter "tick" (did you mean tick_ns?)`},
+		{[]string{"run", "--env", "sim", "--param", "tick=1000000"}, `tick is a positive duration such as 1ms (or give tick_ns in nanoseconds)`},
 		{[]string{"run", "--env", "sim", "--param", "slack=1"}, "the checker measures slack and jitter"},
 		{[]string{"run", "--env", "sim", "--param", "unsched_bytes=99999999999999"}, "unsched_bytes 99999999999999 is above 2^40"},
 		{[]string{"run", "--env", "sim", "--param", " timeout_ticks=30", "--param", "timeout_ticks=40"}, "timeout_ticks is given twice"},
