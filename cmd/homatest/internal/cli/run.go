@@ -269,7 +269,9 @@ func (o *runOpts) validate() error {
 			return fmt.Errorf("--param %w", err)
 		}
 	}
-	if err := spec.CheckRulePatterns(o.rules); err != nil {
+	// A pattern that matches no rule is said so (as explore and check
+	// say it), not as "no spec matched" after the run started.
+	if _, err := spec.Select(spec.Rules(), o.rules, 0, ""); err != nil {
 		return fmt.Errorf("--rules: %w", err)
 	}
 	if err := checkOutputFile("--junit", o.junit); err != nil {
