@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,5 +27,27 @@ func TestParamAliases(t *testing.T) {
 	}
 	if err := sp.Set("unsched", "5"); err == nil || !strings.Contains(err.Error(), "did you mean unsched_bytes or unsched_cutoffs?") {
 		t.Errorf("unknown parameter unsched: %v; want a hint naming unsched_bytes and unsched_cutoffs", err)
+	}
+}
+
+// TestRunRefusesScenarioFolder: run --artifacts naming a scenario run's
+// folder is refused (exit 2) and leaves it as it was. On the old code run
+// replaced its report.html and added pass-1/, with exit 0.
+func TestRunRefusesScenarioFolder(t *testing.T) {
+	dir := t.TempDir()
+	for f, body := range map[string]string{"scenario.yaml": "name: x\n", "report.html": "scenario report"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err, code := run(t, "run", "--env", "sim", "--artifacts", dir)
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "holds a homatest scenario run") {
+		t.Errorf("exit %d, %v; want 2, holds a homatest scenario run", code, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "report.html")); string(b) != "scenario report" {
+		t.Errorf("report.html is now %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pass-1")); err == nil {
+		t.Error("pass-1/ was made in the scenario's folder")
 	}
 }
