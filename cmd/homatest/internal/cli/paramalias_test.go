@@ -51,3 +51,17 @@ func TestRunRefusesScenarioFolder(t *testing.T) {
 		t.Error("pass-1/ was made in the scenario's folder")
 	}
 }
+
+// TestDefaultRunFolderUnwritable: explore and bench without --artifacts in
+// a folder where homatest-runs/ cannot be made say so as run does, naming
+// the default folder, not a flag the user never gave. On the old code:
+// "--artifacts: mkdir homatest-runs: ...".
+func TestDefaultRunFolderUnwritable(t *testing.T) {
+	t.Chdir("/proc") // no folder can be made there, root or not
+	for _, args := range [][]string{{"explore", "--budget", "1s"}, {"bench", "--env", "sim", "--duration", "10ms"}} {
+		_, err, code := run(t, args...)
+		if code != ExitUsage || err == nil || !strings.HasPrefix(err.Error(), "cannot create the default run folder under homatest-runs/") {
+			t.Errorf("%v: exit %d, %v; want 2, cannot create the default run folder", args, code, err)
+		}
+	}
+}
