@@ -65,3 +65,17 @@ func TestDefaultRunFolderUnwritable(t *testing.T) {
 		}
 	}
 }
+
+// TestAnnotatePcapName: --annotate writes pcapng (packet comments), so a
+// .pcap name is refused with the name to use. On the old code it wrote
+// pcapng under the .pcap name.
+func TestAnnotatePcapName(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.pcap")
+	_, err, code := run(t, "check", "--annotate", out, "testdata/faults/need-ack-right-after-response.pcapng")
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "name it "+strings.TrimSuffix(out, ".pcap")+".pcapng") {
+		t.Errorf("exit %d, %v; want 2 naming the .pcapng to use", code, err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("out.pcap was written")
+	}
+}
