@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/spec"
 )
 
 // refParam maps one scalar parameter name to a field of homa.Params.
@@ -166,6 +167,9 @@ func paramHint(name string) string {
 		return " (the checker measures slack and jitter from the machine's noise: they are not the IUT's to set)"
 	case findParam(name+"_ns") != nil:
 		return fmt.Sprintf(" (did you mean %s_ns?)", name)
+	}
+	if near := spec.CloseNames(name, paramNames()); len(near) > 0 {
+		return fmt.Sprintf(" (did you mean %s?)", strings.Join(near, " or "))
 	}
 	return ""
 }

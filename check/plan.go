@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -378,4 +379,42 @@ func ifName(i int, il *ifaceLayout) string {
 		return il.name
 	}
 	return fmt.Sprintf("interface %d", i)
+}
+
+// SentView returns the reader options that read each Homa packet of the
+// capture at path once, as check's port views place it (homatest rpcs,
+// plot and decode): for a pcapng whose frames carry both directions
+// (epb_flags), the inbound frames (each packet as its host sent it) and
+// the outbound frames from hosts with no port of their own in the
+// capture (planCapture's ports: a tester in explore's one-port capture of
+// the IUT's link shows only as delivered); o unchanged otherwise. The
+// bool reports whether it filtered. A stream's layout is read from its
+// first pcap.DetectFrames frames, so that it is not held back to its end.
+func SentView(ctx context.Context, path string, o pcap.ReaderOptions) (pcap.ReaderOptions, bool) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	so, ports := pcap.SentView(path, o)
+	if !ports {
+		return o, false
+	}
+	max := -1
+	if pcap.IsStream(path) {
+		max = pcap.DetectFrames
+	}
+	lay, _, err := readLayout(ctx, path, max)
+	if err != nil {
+		return so, true // read for real, the capture says what is wrong
+	}
+	p, err := planCapture("ports", lay)
+	if err != nil {
+		return so, true
+	}
+	so.SentBy = []netip.Addr{}
+	for _, h := range p.ports {
+		if !slices.Contains(so.SentBy, h) {
+			so.SentBy = append(so.SentBy, h)
+		}
+	}
+	return so, true
 }

@@ -66,6 +66,12 @@ type ReaderOptions struct {
 	// and DirInbound reads each as its host sent it. Skipped frames count
 	// as "other direction" in Stats.Other.
 	Direction Direction
+	// SentBy, with Direction DirInbound, keeps the outbound frames whose
+	// source is not among SentBy: the hosts whose own ports the capture
+	// holds, whose packets are read as they left them. A packet of a host
+	// without a port in the capture (a tester in explore's one-port
+	// capture of the IUT's link) shows only as delivered: read so, once.
+	SentBy []netip.Addr
 	// SkipSameInstant skips the Homa frames that repeat an earlier one
 	// byte for byte at the same instant (Stats.SameInstant counts them
 	// all the same; Stats.Other's OtherSameInstant too): the capture read
@@ -157,8 +163,11 @@ type Reader struct {
 	// decoded carries a pcapng direction flag or comment, whose copies at
 	// other points it leaves alone; markDir and markNote are that flag
 	// and whether it has a comment (markedPoint).
-	copies   copyTracker
-	marked   bool
+	copies copyTracker
+	marked bool
+	// otherDir is set while the frame being decoded is in the direction
+	// ReaderOptions.Direction skips unless its source is not in SentBy.
+	otherDir bool
 	markDir  pcapgo.NgEpbFlag
 	markNote bool
 	// tsIfaces caches the timestamp resolution of each pcapng interface
@@ -432,7 +441,8 @@ func (r *Reader) Next() (*Frame, error) {
 		if r.o.Progress != nil {
 			r.o.Progress.Add(1)
 		}
-		if r.o.Direction != DirUnknown && opts != nil && opts.Flags != nil && Direction(opts.Flags.Direction&pcapgo.NgEpbFlagDirectionMask) != r.o.Direction {
+		r.otherDir = r.o.Direction != DirUnknown && opts != nil && opts.Flags != nil && Direction(opts.Flags.Direction&pcapgo.NgEpbFlagDirectionMask) != r.o.Direction
+		if r.otherDir && r.o.SentBy == nil {
 			r.other("other direction")
 			continue
 		}
@@ -634,6 +644,10 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 			return false
 		}
 		f.Fragment = frag
+	}
+	if r.otherDir && slices.Contains(r.o.SentBy, f.Src) {
+		r.other("other direction") // read as its sender's port saw it leave
+		return false
 	}
 	switch f.IPProto {
 	case wire.IPProtoHoma, wire.IPProtoHoma2024:

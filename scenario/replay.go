@@ -17,6 +17,9 @@ import (
 // file; a folder without scenario.yaml is "not a scenario run folder",
 // one with InterruptedFile a run that did not finish.
 func LoadRun(dir string) (*Scenario, []Drop, error) {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("no such folder: %s: give a folder homatest scenario run wrote", dir)
+	}
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return nil, nil, fmt.Errorf("%s is a file, not a scenario run folder: give a folder homatest scenario run wrote (an explore script replays with homatest explore --replay FILE)", dir)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -278,6 +279,9 @@ func (p *Params) field(name string) (reflect.Value, error) {
 			hint = fmt.Sprintf(" (did you mean %s, a duration such as 5ms?)", base)
 		}
 	}
+	if near := CloseNames(name, ParamNames()); hint == "" && len(near) > 0 {
+		hint = fmt.Sprintf(" (did you mean %s?)", strings.Join(near, " or "))
+	}
 	return reflect.Value{}, fmt.Errorf("unknown parameter %q%s (known: %s)", name, hint, strings.Join(ParamNames(), ", "))
 }
 
@@ -299,6 +303,22 @@ func (p *Params) Set(name, value string) error {
 // not against the other parameters: call Validate after the last.
 // Errors name the parameter and the expected form.
 func (p *Params) Assign(name, value string) error {
+	// The agents' names (homatest run and explore's --param, an IUT's
+	// hello) are aliases of the checker's: one vocabulary for every command.
+	switch name {
+	case "tick_ns":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("parameter tick_ns: %q is not a positive whole number of nanoseconds (or give tick=1ms)", value)
+		}
+		return p.Assign("tick", value+"ns")
+	case "link_bps":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || n < 0 || n%1_000_000 != 0 {
+			return fmt.Errorf("parameter link_bps: %q is not a whole number of Mbit/s in bit/s (or give link_mbps=1000)", value)
+		}
+		return p.Assign("link_mbps", strconv.FormatInt(n/1_000_000, 10))
+	}
 	f, err := p.field(name)
 	if err != nil {
 		return err
@@ -531,3 +551,31 @@ var paramDocs = map[string]string{
 
 // ParamDoc returns a one-line description of parameter name ("" if unknown).
 func ParamDoc(name string) string { return paramDocs[name] }
+
+// CloseNames returns the names of known that name may have meant: those
+// that contain it or that it contains, or that share its words (split at
+// '_') but one, in known's order.
+func CloseNames(name string, known []string) []string {
+	var out []string
+	words := strings.Split(name, "_")
+	for _, k := range known {
+		if len(name) < 3 || k == name {
+			continue
+		}
+		if strings.Contains(k, name) || strings.Contains(name, k) {
+			out = append(out, k)
+			continue
+		}
+		kw := strings.Split(k, "_")
+		shared := 0
+		for _, w := range words {
+			if w != "" && slices.Contains(kw, w) {
+				shared++
+			}
+		}
+		if shared > 0 && shared >= max(len(words), len(kw))-1 {
+			out = append(out, k)
+		}
+	}
+	return out
+}

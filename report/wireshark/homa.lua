@@ -16,7 +16,13 @@
 -- `homatest check --annotate` wrote as packet comments appear as Expert
 -- Info (Analyze > Expert Information).
 
-local homa = Proto("homa", "Homa")
+-- Loaded twice (an installed plugin and -X lua_script:homa.lua), Proto
+-- fails for the second copy ("there cannot be two protocols with the same
+-- description"): the copy loaded first dissects, the second does nothing.
+local registered, homa = pcall(Proto, "homa", "Homa")
+if not registered then
+	return
+end
 
 -- Wire format (from spec/wire) -------------------------------------------
 

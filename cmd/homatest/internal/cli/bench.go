@@ -50,11 +50,13 @@ func maxHosts(env string) int {
 // benchOpts are the flags of homatest bench.
 type benchOpts struct {
 	impl, workload, rate, transports, output, plot, artifacts, env string
-	load                                                           float64
-	hosts, buckets, unloaded, response                             int
-	duration, rtt                                                  time.Duration
-	seed                                                           uint64
-	params                                                         []string
+	// defaulted: no --artifacts was given (errors name the default folder).
+	defaulted                          bool
+	load                               float64
+	hosts, buckets, unloaded, response int
+	duration, rtt                      time.Duration
+	seed                               uint64
+	params                             []string
 
 	// Set by check.
 	dist     workload.Dist
@@ -182,7 +184,7 @@ transports' tables after a line saying it was interrupted).`,
 				ctx = context.Background()
 			}
 			if o.artifacts == "" {
-				o.artifacts = defaultRunDir()
+				o.artifacts, o.defaulted = defaultRunDir(), true
 			}
 			undo := harness.RecordDir(o.artifacts)
 			rep, err := o.run(ctx, newBenchProgress(cmd.ErrOrStderr(), o.output != "text"))

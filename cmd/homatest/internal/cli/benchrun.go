@@ -25,7 +25,7 @@ func (o *benchOpts) bench(arts *harness.Artifacts, prog benchrun.Progress) *benc
 func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report, error) {
 	arts, err := harness.NewArtifacts(o.artifacts)
 	if err != nil {
-		return nil, artifactsErr(err)
+		return nil, runFolderErr(err, o.defaulted)
 	}
 	b := o.bench(arts, prog)
 	rep, err := b.Run(ctx)

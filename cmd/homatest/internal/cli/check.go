@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -146,8 +147,8 @@ violations. Findings about a packet's own fields always stand. The report
 says how many findings the drops made inconclusive (JSON capture_drops,
 capture_drop_excused, capture_drops_hint).
 
---annotate OUT writes the capture back as pcapng with each violation as a
-packet comment on its frame ("RULE LEVEL: reason"; Wireshark shows them as
+--annotate OUT writes the capture back as pcapng (an OUT named .pcap is
+refused) with each violation as a packet comment on its frame ("RULE LEVEL: reason"; Wireshark shows them as
 frame.comment, and the dissector of homatest wireshark dissector as Expert
 Info).
 
@@ -242,6 +243,11 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	}
 	if o.annotate != "" && sameFile(o.annotate, files[0]) {
 		return usageErr(fmt.Errorf("--annotate %s is the capture being checked: write the annotated copy to another file", o.annotate))
+	}
+	if ext := strings.ToLower(filepath.Ext(o.annotate)); ext == ".pcap" || ext == ".cap" {
+		// The comments need pcapng: a .pcap name would make tools that
+		// trust the name read it as classic pcap.
+		return usageErr(fmt.Errorf("--annotate %s: the annotated copy is pcapng (classic pcap has no packet comments): name it %s.pcapng", o.annotate, strings.TrimSuffix(o.annotate, filepath.Ext(o.annotate))))
 	}
 	if err := checkOutputFile("--annotate", o.annotate); err != nil {
 		return usageErr(err)

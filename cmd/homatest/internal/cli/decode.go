@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/check"
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec/wire"
@@ -84,7 +85,9 @@ rpc_clients), as plot asks for ID@CLIENT there.
 A capture of switch ports in both directions (homatest run's and scenario
 run's capture.pcapng, directions in epb_flags) prints every frame, but its
 summary, with or without --summary-only, counts each packet once, as sent
-(the frames as delivered show as "other direction"; --rpc's count too).
+(the frames as delivered show as "other direction"; --rpc's count too),
+and a packet of a host without a port of its own in the capture (a tester
+in explore's one-port failure capture) as delivered.
 It also counts the Homa frames that repeat an earlier frame byte for byte
 at the same instant and capture point ("N Homa frames repeat an earlier
 frame ...", JSON same_instant_copies): many of them mean the capture
@@ -273,7 +276,7 @@ func decodeInputFile(ctx context.Context, w *bufio.Writer, name string, v wire.V
 }
 
 // decodeInput is one capture decode reads: count reads each packet once,
-// as sent (pcap.SentView), and its stats and --rpc matches are the file's
+// as sent, else as delivered (check.SentView), and its stats and --rpc matches are the file's
 // summary, with or without --summary-only; show, set only for a capture
 // of switch ports in both directions when packets are printed, reads
 // every frame for printing.
@@ -286,7 +289,7 @@ type decodeInput struct {
 // the packets to be printed.
 func openDecodeInput(name string, ro pcap.ReaderOptions, show bool) (decodeInput, error) {
 	in := decodeInput{name: name}
-	cro, ports := pcap.SentView(name, ro)
+	cro, ports := check.SentView(ro.Context, name, ro)
 	var err error
 	if in.count, err = pcap.OpenPath(name, cro); err != nil {
 		return in, err

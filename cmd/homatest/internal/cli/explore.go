@@ -31,7 +31,9 @@ type exploreOpts struct {
 	maxCases, shrinkRuns           int
 	keepGoing, quiet               bool
 	artifacts, output, junit       string
-	replay                         string
+	// defaulted: no --artifacts was given (errors name the default folder).
+	defaulted bool
+	replay    string
 	// faultSet is set when --fault was given, even as "": with
 	// --replay it replaces the script's knobs ("" none).
 	faultSet bool
@@ -138,7 +140,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 		ctx = context.Background()
 	}
 	if o.artifacts == "" {
-		o.artifacts = defaultRunDir()
+		o.artifacts, o.defaulted = defaultRunDir(), true
 	}
 	if o.replay != "" {
 		o.faultSet = cmd.Flags().Changed("fault")
@@ -157,7 +159,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 	// the folders it made.
 	undo, err := harness.MakeDir(o.artifacts)
 	if err != nil {
-		return usageErr(artifactsErr(err))
+		return usageErr(runFolderErr(err, o.defaulted))
 	}
 	defer func() {
 		if !undo.Changed() {

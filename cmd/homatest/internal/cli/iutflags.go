@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
@@ -39,6 +40,22 @@ func parseParams(list []string) (agent.Params, error) {
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
 			return nil, fmt.Errorf("--param %q: want NAME=VALUE, e.g. unsched_bytes=12000", kv)
+		}
+		// homatest spec params' (and check's) names are aliases of the
+		// agents' hello names: tick (a duration), link_mbps.
+		switch name {
+		case "tick":
+			d, err := time.ParseDuration(strings.TrimSpace(val))
+			if err != nil || d <= 0 {
+				return nil, fmt.Errorf("--param %q: tick is a positive duration such as 1ms (or give tick_ns in nanoseconds)", kv)
+			}
+			name, val = "tick_ns", strconv.FormatInt(d.Nanoseconds(), 10)
+		case "link_mbps":
+			v, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+			if err != nil || v < 0 || v > 1<<40/1_000_000 {
+				return nil, fmt.Errorf("--param %q: link_mbps is a whole number of Mbit/s such as 1000 (or give link_bps in bit/s)", kv)
+			}
+			name, val = "link_bps", strconv.FormatInt(v*1_000_000, 10)
 		}
 		if _, dup := p[name]; dup {
 			return nil, fmt.Errorf("--param %q: %s is given twice; give each parameter once", kv, name)

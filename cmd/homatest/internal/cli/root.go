@@ -93,7 +93,7 @@ bench) and speaks the agent protocol for a built-in implementation (agent).
 
 Environment: HOMATEST_TIME_SCALE=F (a positive number up to 1000, default 1)
 multiplies every timeout and timing tolerance, for a slow or loaded
-machine; any other value is an error.
+machine; any other value is an error (homatest version only warns).
 
 Exit codes: 0 success, 1 violations, 2 usage, input or environment error,
 130 interrupted (Ctrl-C, SIGINT or SIGTERM; agent stops with 0, and lab
@@ -109,8 +109,15 @@ exits with its COMMAND's code or 125: see their help).`,
 		SilenceUsage:  true,
 		// Every command (none sets its own persistent hook) refuses a
 		// HOMATEST_TIME_SCALE it could not use instead of running with 1.
-		PersistentPreRunE: func(*cobra.Command, []string) error {
-			if err := timescale.Check(); err != nil {
+		// version, which times nothing and is what a bug report asks
+		// for, prints it and warns instead.
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			err := timescale.Check()
+			if err != nil && c.Name() == "version" && c.Parent() != nil && !c.Parent().HasParent() {
+				fmt.Fprintf(c.ErrOrStderr(), "homatest: warning: %v; every other command refuses it\n", err)
+				return nil
+			}
+			if err != nil {
 				return usageErr(err)
 			}
 			return nil

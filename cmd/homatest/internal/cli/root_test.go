@@ -86,6 +86,11 @@ func TestTimeScaleChecked(t *testing.T) {
 			t.Errorf("HOMATEST_TIME_SCALE=%s: exit %d, %v; want 2 and the variable, value and form", v, code, err)
 		}
 	}
+	// version times nothing: it prints and warns (it exited 2).
+	t.Setenv(timescale.EnvVar, "abc")
+	if out, err, code := run(t, "version"); code != ExitOK || !strings.Contains(out, `warning: HOMATEST_TIME_SCALE="abc"`) {
+		t.Errorf("HOMATEST_TIME_SCALE=abc homatest version: exit %d, %v, %q; want 0 and a warning", code, err, out)
+	}
 	t.Setenv(timescale.EnvVar, "2")
 	if _, err, code := run(t, "faults"); code != ExitOK {
 		t.Errorf("HOMATEST_TIME_SCALE=2: exit %d, %v", code, err)

@@ -82,7 +82,7 @@ func captureRPCs(ctx context.Context, path string, v wire.Version) ([]*spec.RPC,
 		return nil, time.Time{}, o, pcap.Stats{}, err
 	}
 	o.IPv6HostShifts = shift
-	o, _ = pcap.SentView(path, o) // every packet once, as sent
+	o, _ = check.SentView(ctx, path, o) // every packet once: as sent, else as delivered
 	prof, _ := spec.LookupProfile(profile)
 	tr := spec.NewTrace(&prof.Params)
 	tr.KeepFinished()
@@ -199,8 +199,10 @@ it), request-only, or incomplete — and packets by type.
 latency (longest first), size (request plus response, largest first) or id.
 
 A capture of switch ports in both directions (homatest run's and scenario
-run's capture.pcapng) is read as sent (inbound frames only), so each packet
-counts once: the same RPCs and counts as the run's sent.pcapng.
+run's capture.pcapng) is read as sent (inbound frames), so each packet
+counts once: the same RPCs and counts as the run's sent.pcapng. A packet
+of a host without a port of its own in the capture (a tester in explore's
+one-port failure capture) is read as delivered (outbound).
 
 Exit codes: 0 printed; 2 bad input (a bad flag, a capture that cannot be
 read or holds no Homa packet with a readable header) or output that could

@@ -269,7 +269,9 @@ func (o *runOpts) validate() error {
 			return fmt.Errorf("--param %w", err)
 		}
 	}
-	if err := spec.CheckRulePatterns(o.rules); err != nil {
+	// A pattern that matches no rule is said so (as explore and check
+	// say it), not as "no spec matched" after the run started.
+	if _, err := spec.Select(spec.Rules(), o.rules, 0, ""); err != nil {
 		return fmt.Errorf("--rules: %w", err)
 	}
 	if err := checkOutputFile("--junit", o.junit); err != nil {
@@ -367,6 +369,11 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	}
 	o.defaulted = defaulted
 	o.stdout, o.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	// A scenario run's folder is not a run folder: run would replace its
+	// report.html and mix its passes into it.
+	if _, err := os.Stat(filepath.Join(o.artifacts, "scenario.yaml")); err == nil {
+		return o.endReports(usageErr(fmt.Errorf("--artifacts %s holds a homatest scenario run (scenario.yaml): give homatest run a folder of its own (a new one, or an earlier homatest run's)", o.artifacts)))
+	}
 	// A usage error found by the pass (no spec matched, an environment
 	// that cannot be built) removes what this run created, and only that.
 	_, serr := os.Stat(o.artifacts)

@@ -84,7 +84,7 @@ func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.
 		return nil, &ExitError{Code: 130, Err: err}
 	}
 	if errors.Is(err, scenario.ErrRunFolder) {
-		return nil, usageErr(artifactsErr(err))
+		return nil, usageErr(runFolderErr(err, o.artifacts == ""))
 	}
 	if err != nil {
 		return nil, usageErr(err)

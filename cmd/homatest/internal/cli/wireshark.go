@@ -50,7 +50,9 @@ homatest check --annotate wrote as packet comments show as Expert Info.
 
 --install writes it into Wireshark's personal Lua plugins folder
 (~/.local/lib/wireshark/plugins; %APPDATA%\Wireshark\plugins on Windows;
---dir picks another), where Wireshark and tshark load it at start.
+--dir picks another), where Wireshark and tshark load it at start: no
+-X lua_script: needed. A copy named with -X as well is loaded second and
+stands aside (the installed one dissects).
 
 Exit codes: 0 printed (with --install: written, whole or not at all); 2 an
 argument, --dir without --install, a --dir whose parent folder is missing,

@@ -807,3 +807,35 @@ func TestWiresharkDissectorCmd(t *testing.T) {
 		t.Errorf("--install --dir %s created %s (%v)", missing, filepath.Dir(missing), err)
 	}
 }
+
+// TestDissectorLoadedTwice: the dissector installed as a personal plugin
+// and named again with -X lua_script:homa.lua (the help's example) loads
+// twice; the second copy stands aside. On the old code tshark printed
+// "Lua: Error during loading: ... Proto_new: there cannot be two protocols
+// with the same description" (and dissected with the plugin's copy).
+func TestDissectorLoadedTwice(t *testing.T) {
+	bin := tshark(t)
+	lua := dissectorFile(t)
+	env := tsharkEnv(t)
+	var home string
+	for _, kv := range env {
+		if h, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = h
+		}
+	}
+	plugins := filepath.Join(home, ".local/lib/wireshark/plugins")
+	if err := os.MkdirAll(plugins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err, _ := run(t, "wireshark", "dissector", "--install", "--dir", plugins); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-X", "lua_script:"+lua, "-r", "testdata/faults/need-ack-right-after-response.pcapng", "-Y", "homa", "-T", "fields", "-e", "homa.type")
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || len(strings.Fields(string(out))) == 0 || strings.Contains(stderr.String(), "Lua") {
+		t.Fatalf("tshark with the dissector installed and named: %v, %q: %s", err, out, stderr.String())
+	}
+}
