@@ -131,9 +131,7 @@ func (t *Trace) applyPredicted(e *Event) bool {
 	// trackIncoming and trackLong with no set to change; file has nothing
 	// to do (the RPC's deadline moved on, if at all); tick no eviction.
 	t.refreshOutstanding(m)
-	if len(t.longIn[e.Dst]) > 1 || len(t.granting[e.Dst]) > 1 {
-		t.crowded[e.Dst] = e.Time
-	}
+	t.noteCrowded(pd, e.Time)
 	t.applied++
 	return true
 }
@@ -246,6 +244,7 @@ func (s *predictedState) comparable() predictedState {
 	c := *s
 	for _, pm := range [2]*predictedMsg{&c.req, &c.resp} {
 		pm.payV.first = [4]paySpan{}
+		pm.pdV.recv = recvCache{} // a cache, filled by either path
 		if len(pm.payV.spans) == 0 {
 			pm.payV.spans = nil
 		}

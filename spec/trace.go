@@ -808,7 +808,7 @@ type Trace struct {
 	// message longer than unsched_bytes incoming (its longIn set), at a
 	// DATA to R: since then R's grant window has been that of one active
 	// message (HOMA-GRANT-024).
-	crowded map[netip.Addr]time.Time
+	crowded map[netip.Addr]*time.Time
 	// lastSRPT[R] is R's latest non-FIFO GRANT.
 	lastSRPT map[netip.Addr]Seen
 	// lastFIFO[R] are R's latest two GRANTs that may be FIFO grants
@@ -869,6 +869,40 @@ type pairData struct {
 	// of the pair, latest first (HOMA-CUTOFF-005: stale DATA of several
 	// RPCs may be handled on several cores at once).
 	recent [4]rpcData
+	// recv caches hp's receiver's entries of Trace.longIn,
+	// Trace.granting and Trace.crowded (noteCrowded): a set once made is
+	// never replaced and crowded's entry is a pointer, so the pair's DATA
+	// find them without hashing the address, three lookups a packet.
+	recv recvCache
+}
+
+// recvCache is a receiver's longIn and granting sets and crowded entry,
+// each nil until the trace makes it.
+type recvCache struct {
+	longIn, granting map[*Message]*RPC
+	crowded          *time.Time
+}
+
+// noteCrowded sets crowded[R] to now when R, the receiver of pd's DATA,
+// has more than one message in its longIn or granting set.
+func (t *Trace) noteCrowded(pd *pairData, now time.Time) {
+	rc := &pd.recv
+	if rc.longIn == nil {
+		rc.longIn = t.longIn[pd.hp.to]
+	}
+	if rc.granting == nil {
+		rc.granting = t.granting[pd.hp.to]
+	}
+	if len(rc.longIn) <= 1 && len(rc.granting) <= 1 {
+		return
+	}
+	if rc.crowded == nil {
+		if rc.crowded = t.crowded[pd.hp.to]; rc.crowded == nil {
+			rc.crowded = new(time.Time)
+			t.crowded[pd.hp.to] = rc.crowded
+		}
+	}
+	*rc.crowded = now
 }
 
 // rpcData is the latest DATA of one RPC (by sender_id) of a host pair.
@@ -1014,7 +1048,7 @@ type Unreachable struct {
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, rpcCache: new([rpcCacheSize]*RPC), cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, hostUnreachable: map[hostPair]time.Time{}, acked: map[netip.Addr]*ackHistory{},
-		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, crowded: map[netip.Addr]time.Time{}, lastFIFO: map[netip.Addr][2]fifoSeen{}, fifoPace: map[netip.Addr]*fifoTimes{},
+		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, crowded: map[netip.Addr]*time.Time{}, lastFIFO: map[netip.Addr][2]fifoSeen{}, fifoPace: map[netip.Addr]*fifoTimes{},
 		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, longEnded: map[netip.Addr][]time.Time{}, byClientID: map[clientIDKey]*RPC{}, newest: map[netip.Addr]newestRPC{}, forgotMax: map[netip.Addr]uint64{},
 		clientUnknown: map[clientIDKey]Seen{}, outstanding: map[netip.Addr]*outstandingSum{},
 		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
@@ -2029,9 +2063,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 		// grant until a well-formed packet of it comes.
 		t.trackLong(e.Dst, m, r)
 	}
-	if len(t.longIn[e.Dst]) > 1 || len(t.granting[e.Dst]) > 1 {
-		t.crowded[e.Dst] = e.Time
-	}
+	t.noteCrowded(pd, e.Time)
 	// Any DATA, request or response, carries the sender host's
 	// pending acks for RPCs it was the client of (homa_outgoing.c
 	// homa_tx_data_pkt_alloc; homa_data_pkt processes them).
