@@ -54,7 +54,7 @@ func (t *Trace) applyPredicted(e *Event) bool {
 	}
 	if fromClient {
 		tolerance := t.P.Ticks(t.P.TimeoutTicks-2) - t.P.Slack
-		if !r.idLatest || r.serverQuietMax >= tolerance || e.Time.Sub(r.HeardFromClient) >= tolerance {
+		if !r.idLatest || r.serverQuietMax >= tolerance || subTime(e.Time, r.HeardFromClient) >= tolerance {
 			return false
 		}
 	} else if !r.Request.Complete && !r.Request.whole {

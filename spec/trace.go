@@ -1877,7 +1877,7 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) {
 	r.clientRounds = 0 // a new silence (clientSilenceStart)
 	if e.FromClient() {
 		if !r.HeldLast.IsZero() && e.Time.After(r.HeldLast) {
-			r.quietAfterHeld = max(r.quietAfterHeld, e.Time.Sub(maxTime(r.First, r.HeardFromClient)))
+			r.quietAfterHeld = max(r.quietAfterHeld, subTime(e.Time, maxTime(r.First, r.HeardFromClient)))
 		}
 		if !r.HeardFromClient.IsZero() {
 			r.heardBeforeFromClient = r.HeardFromClient.UnixNano()
@@ -1888,8 +1888,8 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) {
 		if since.IsZero() {
 			since = r.First
 		}
-		if d := e.Time.Sub(since); d > r.QuietFromServer {
-			r.QuietFromServer, r.quietEnd = d, int32(min(e.Time.Sub(r.First)/time.Microsecond, math.MaxInt32))
+		if d := subTime(e.Time, since); d > r.QuietFromServer {
+			r.QuietFromServer, r.quietEnd = d, int32(min(subTime(e.Time, r.First)/time.Microsecond, math.MaxInt32))
 		}
 		if !r.HeardFromServer.IsZero() {
 			r.heardBeforeFromServer = r.HeardFromServer.UnixNano()
@@ -1919,7 +1919,7 @@ func (r *RPC) held(at time.Time, slack time.Duration) {
 	if !r.Acked || r.RecreatedTime.After(r.AckTime) {
 		r.HeldLast, r.quietAfterHeld = at, 0
 	}
-	if at.Sub(r.HeardFromClient) > slack {
+	if subTime(at, r.HeardFromClient) > slack {
 		// Sent after the client's latest packet reached the server
 		// (slack covers a tap away from it): the server held the RPC
 		// after any silence that packet ended, so its timer had not
