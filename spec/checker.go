@@ -1494,7 +1494,7 @@ func (c *Checker) feed(e *Event, learn bool) {
 	// since is e's time less the previous event's (0 at the first).
 	var since time.Duration
 	if c.events > 0 {
-		if since = e.Time.Sub(c.last); since > 0 {
+		if since = subTime(e.Time, c.last); since > 0 {
 			c.elapsed += since
 		}
 	}

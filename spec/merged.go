@@ -185,7 +185,7 @@ func (t *mergeTracker) noteFirst(e *Event) {
 	if len(b) != len(t.first) || !bytes.Equal(b, t.first) {
 		return
 	}
-	if d := e.Time.Sub(t.firstAt); d > 0 {
+	if d := subTime(e.Time, t.firstAt); d > 0 {
 		if t.firstCopies == nil || len(t.firstCopies) >= mergedCopies {
 			t.firstCopies = map[time.Duration]bool{}
 		}
@@ -545,7 +545,7 @@ func (t *mergeTracker) feed(e *Event) *Merged {
 		return nil
 	}
 	t.noteFirst(e)
-	if t.prev.Sub(e.Time) > mergedStepBack && !t.steppedBack {
+	if subTime(t.prev, e.Time) > mergedStepBack && !t.steppedBack {
 		// Captures joined end to end: that alone shows two captures,
 		// so a diagnosis pending for more evidence needs none.
 		t.steppedBack = true

@@ -54,7 +54,7 @@ func (t *Trace) applyPredicted(e *Event) bool {
 	}
 	if fromClient {
 		tolerance := t.P.Ticks(t.P.TimeoutTicks-2) - t.P.Slack
-		if !r.idLatest || r.serverQuietMax >= tolerance || e.Time.Sub(r.HeardFromClient) >= tolerance {
+		if !r.idLatest || r.serverQuietMax >= tolerance || subTime(e.Time, r.HeardFromClient) >= tolerance {
 			return false
 		}
 	} else if !r.Request.Complete && !r.Request.whole {
@@ -131,7 +131,7 @@ func (t *Trace) applyPredicted(e *Event) bool {
 	// trackIncoming and trackLong with no set to change; file has nothing
 	// to do (the RPC's deadline moved on, if at all); tick no eviction.
 	t.refreshOutstanding(m)
-	t.noteCrowded(e.Dst, e.Time)
+	t.noteCrowded(pd, e.Time)
 	t.applied++
 	return true
 }
@@ -244,6 +244,7 @@ func (s *predictedState) comparable() predictedState {
 	c := *s
 	for _, pm := range [2]*predictedMsg{&c.req, &c.resp} {
 		pm.payV.first = [4]paySpan{}
+		pm.pdV.recv = recvCache{} // a cache, filled by either path
 		if len(pm.payV.spans) == 0 {
 			pm.payV.spans = nil
 		}

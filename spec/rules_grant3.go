@@ -521,7 +521,7 @@ func grantsPerBatch(c *Ctx, e *Event) Result {
 		return Skip
 	}
 	recv := e.Src
-	if t, ok := c.T.crowded[recv]; ok && !t.Before(prev.Time.Add(-c.P.Slack)) {
+	if t := c.T.crowded[recv]; t != nil && !t.Before(prev.Time.Add(-c.P.Slack)) {
 		return Skip // another long message: the window or max_incoming may have changed
 	}
 	if len(c.T.longIn[recv]) > 1 || len(c.T.granting[recv]) > 1 {
@@ -553,13 +553,13 @@ func grantsPerBatch(c *Ctx, e *Event) Result {
 		return Downgrade(CauseLossBefore, ev, "%s: GRANTs between the two may have been lost before the capture point", what)
 	}
 	v := Violation("%s: the receiver processed batches of the message's DATA with no GRANT, as one that grants only once every byte it authorised has arrived (stop-and-wait); HomaModule grants received + window after every batch", what).With(prev.Frame)
-	if t, ok := c.T.crowded[recv]; ok {
+	if t := c.T.crowded[recv]; t != nil {
 		// The receiver had another long message before: had it
 		// processed that one's last DATA only after the previous GRANT
 		// (stalled that long), the window grew in between (fewer
 		// active messages): a timing finding, which a measured stall
 		// from then on explains.
-		v = v.WithSlack(c.P.Slack).WithSince(t).WithLate(prev.Time.Sub(t))
+		v = v.WithSlack(c.P.Slack).WithSince(*t).WithLate(prev.Time.Sub(*t))
 	}
 	return v
 }

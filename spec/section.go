@@ -186,7 +186,7 @@ type timeline struct {
 //     back in the file: an edit, a script), and what follows is judged
 //     apart from them, as a capture is from one before it.
 func (tl *timeline) step(last, t time.Time) (string, time.Duration) {
-	if back := last.Sub(t); back > TimeJump {
+	if back := subTime(last, t); back > TimeJump {
 		if tl.resume.IsZero() || last.After(tl.resume) {
 			tl.resume = last
 		}

@@ -808,7 +808,7 @@ type Trace struct {
 	// message longer than unsched_bytes incoming (its longIn set), at a
 	// DATA to R: since then R's grant window has been that of one active
 	// message (HOMA-GRANT-024).
-	crowded map[netip.Addr]time.Time
+	crowded map[netip.Addr]*time.Time
 	// lastSRPT[R] is R's latest non-FIFO GRANT.
 	lastSRPT map[netip.Addr]Seen
 	// lastFIFO[R] are R's latest two GRANTs that may be FIFO grants
@@ -869,6 +869,42 @@ type pairData struct {
 	// of the pair, latest first (HOMA-CUTOFF-005: stale DATA of several
 	// RPCs may be handled on several cores at once).
 	recent [4]rpcData
+	// recv caches hp's receiver's entries of Trace.granting and
+	// Trace.crowded (noteCrowded): a set once made is never replaced and
+	// crowded's entry is a pointer, so the pair's DATA find them without
+	// hashing the address.
+	recv recvCache
+}
+
+// recvCache is a receiver's granting set and crowded entry, each nil
+// until the trace makes it.
+type recvCache struct {
+	granting map[*Message]*RPC
+	crowded  *time.Time
+}
+
+// noteCrowded sets crowded[R] to now when R, the receiver of pd's DATA,
+// has more than one message in its granting set or more than one
+// message longer than unsched_bytes incoming. Messages complete for
+// longer than slack no longer count (Grantable forgets them, at every
+// DATA): kept, they made a receiver that had once had two long messages
+// look crowded for the rest of the capture, and HOMA-GRANT-024 judged
+// nothing in a whole conformance pass's capture.
+func (t *Trace) noteCrowded(pd *pairData, now time.Time) {
+	rc := &pd.recv
+	if rc.granting == nil {
+		rc.granting = t.granting[pd.hp.to]
+	}
+	if len(rc.granting) <= 1 && t.Grantable(pd.hp.to, now) <= 1 {
+		return
+	}
+	if rc.crowded == nil {
+		if rc.crowded = t.crowded[pd.hp.to]; rc.crowded == nil {
+			rc.crowded = new(time.Time)
+			t.crowded[pd.hp.to] = rc.crowded
+		}
+	}
+	*rc.crowded = now
 }
 
 // rpcData is the latest DATA of one RPC (by sender_id) of a host pair.
@@ -1014,7 +1050,7 @@ type Unreachable struct {
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, rpcCache: new([rpcCacheSize]*RPC), cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, hostUnreachable: map[hostPair]time.Time{}, acked: map[netip.Addr]*ackHistory{},
-		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, crowded: map[netip.Addr]time.Time{}, lastFIFO: map[netip.Addr][2]fifoSeen{}, fifoPace: map[netip.Addr]*fifoTimes{},
+		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, crowded: map[netip.Addr]*time.Time{}, lastFIFO: map[netip.Addr][2]fifoSeen{}, fifoPace: map[netip.Addr]*fifoTimes{},
 		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, longEnded: map[netip.Addr][]time.Time{}, byClientID: map[clientIDKey]*RPC{}, newest: map[netip.Addr]newestRPC{}, forgotMax: map[netip.Addr]uint64{},
 		clientUnknown: map[clientIDKey]Seen{}, outstanding: map[netip.Addr]*outstandingSum{},
 		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
@@ -1418,18 +1454,6 @@ func (t *Trace) Grantable(h netip.Addr, now time.Time) int {
 		}
 	}
 	return len(t.longIn[h])
-}
-
-// noteCrowded records, at a DATA to h at now, whether h has more than
-// one message longer than unsched_bytes incoming (crowded). Messages
-// complete for longer than slack no longer count (Grantable forgets
-// them): kept, they made a receiver that had once had two long messages
-// look crowded for the rest of the capture, and HOMA-GRANT-024 judged
-// nothing in a whole conformance pass's capture.
-func (t *Trace) noteCrowded(h netip.Addr, now time.Time) {
-	if len(t.granting[h]) > 1 || t.Grantable(h, now) > 1 {
-		t.crowded[h] = now
-	}
 }
 
 // RecentlyEnded returns how many of host h's long messages (longIn) an
@@ -1855,7 +1879,7 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) {
 	r.clientRounds = 0 // a new silence (clientSilenceStart)
 	if e.FromClient() {
 		if !r.HeldLast.IsZero() && e.Time.After(r.HeldLast) {
-			r.quietAfterHeld = max(r.quietAfterHeld, e.Time.Sub(maxTime(r.First, r.HeardFromClient)))
+			r.quietAfterHeld = max(r.quietAfterHeld, subTime(e.Time, maxTime(r.First, r.HeardFromClient)))
 		}
 		if !r.HeardFromClient.IsZero() {
 			r.heardBeforeFromClient = r.HeardFromClient.UnixNano()
@@ -1866,8 +1890,8 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) {
 		if since.IsZero() {
 			since = r.First
 		}
-		if d := e.Time.Sub(since); d > r.QuietFromServer {
-			r.QuietFromServer, r.quietEnd = d, int32(min(e.Time.Sub(r.First)/time.Microsecond, math.MaxInt32))
+		if d := subTime(e.Time, since); d > r.QuietFromServer {
+			r.QuietFromServer, r.quietEnd = d, int32(min(subTime(e.Time, r.First)/time.Microsecond, math.MaxInt32))
 		}
 		if !r.HeardFromServer.IsZero() {
 			r.heardBeforeFromServer = r.HeardFromServer.UnixNano()
@@ -1897,7 +1921,7 @@ func (r *RPC) held(at time.Time, slack time.Duration) {
 	if !r.Acked || r.RecreatedTime.After(r.AckTime) {
 		r.HeldLast, r.quietAfterHeld = at, 0
 	}
-	if at.Sub(r.HeardFromClient) > slack {
+	if subTime(at, r.HeardFromClient) > slack {
 		// Sent after the client's latest packet reached the server
 		// (slack covers a tap away from it): the server held the RPC
 		// after any silence that packet ended, so its timer had not
@@ -2041,7 +2065,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 		// grant until a well-formed packet of it comes.
 		t.trackLong(e.Dst, m, r)
 	}
-	t.noteCrowded(e.Dst, e.Time)
+	t.noteCrowded(pd, e.Time)
 	// Any DATA, request or response, carries the sender host's
 	// pending acks for RPCs it was the client of (homa_outgoing.c
 	// homa_tx_data_pkt_alloc; homa_data_pkt processes them).
