@@ -166,6 +166,9 @@ type Reader struct {
 	// (tsresol.go).
 	tsIfaces []tsIface
 	prevTS   time.Time
+	// sec follows a pcapng's sections and skips those that repeat an
+	// earlier one (sectionTrack).
+	sec sectionTrack
 }
 
 // Open opens a capture file. Errors name the file and say what is wrong:
@@ -333,6 +336,7 @@ func (r *Reader) Stats() Stats {
 		}
 	}
 	s.DropsCauseUnsaid = r.unsaid
+	s.Sections, s.SectionStarts, s.Repeats = r.sec.sections()
 	return s
 }
 
@@ -364,6 +368,7 @@ func (r *Reader) interfaceStats(i int, st pcapgo.NgInterfaceStatistics) {
 // section numbers its interfaces afresh (pcapgo's SectionEndCallback).
 func (r *Reader) sectionEnd(ifaces []pcapgo.NgInterface, _ pcapgo.NgSectionInfo) {
 	r.resetTimeResolutions(ifaces)
+	r.sec.newSection()
 	if r.fast != nil {
 		r.fast.off, r.fast.lost = true, true // the new section's byte order is pcapgo's to know
 	}
@@ -431,6 +436,10 @@ func (r *Reader) Next() (*Frame, error) {
 		r.stats.Frames++
 		if r.o.Progress != nil {
 			r.o.Progress.Add(1)
+		}
+		if r.ng != nil && r.sec.frame(r.n, data, &ci) {
+			r.other(OtherRepeatedSection)
+			continue
 		}
 		if r.o.Direction != DirUnknown && opts != nil && opts.Flags != nil && Direction(opts.Flags.Direction&pcapgo.NgEpbFlagDirectionMask) != r.o.Direction {
 			r.other("other direction")

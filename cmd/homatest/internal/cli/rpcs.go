@@ -272,6 +272,9 @@ them finish.`,
 			if h := check.SnapHint(st); h != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "WARNING: %s\n", h)
 			}
+			if h := st.SectionsNote(); h != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "pcapng sections: %s\n", h)
+			}
 			if damaged != nil {
 				return damagedErr(damaged)
 			}
