@@ -200,7 +200,10 @@ latency (longest first), size (request plus response, largest first) or id.
 
 A capture of switch ports in both directions (homatest run's and scenario
 run's capture.pcapng) is read as sent (inbound frames only), so each packet
-counts once: the same RPCs and counts as the run's sent.pcapng.
+counts once: the same RPCs and counts as the run's sent.pcapng. A pcapng of
+several sections (captures joined with cat or mergecap -a) is read through,
+and standard error says so ("pcapng sections: ..."); a section that repeats
+an earlier one frame for frame (cat a.pcapng a.pcapng) is read once.
 
 Exit codes: 0 printed; 2 bad input (a bad flag, a capture that cannot be
 read or holds no Homa packet with a readable header) or output that could
