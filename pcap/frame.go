@@ -214,6 +214,10 @@ type Stats struct {
 	Sections      int             `json:"pcapng_sections,omitempty"`
 	SectionStarts []int           `json:"pcapng_section_starts,omitempty"`
 	Repeats       []SectionRepeat `json:"repeated_sections,omitempty"`
+	// SectionsUncompared is set when the sections could not be compared:
+	// the first is read again only once a second appears, and standard
+	// input cannot be read again.
+	SectionsUncompared bool `json:"pcapng_sections_uncompared,omitempty"`
 }
 
 // SnapUnseen returns the frames whose Homa header the snap length cut of

@@ -192,7 +192,31 @@ func Open(path string, o ReaderOptions) (*Reader, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	r.closer = f
+	r.sec.fill = func(frames int) (sigLog, bool) { return firstSectionKeys(path, frames) }
 	return r, nil
+}
+
+// firstSectionKeys reads the first frames frames of the file at path
+// again, as a reader of its own, and returns their keys (sectionTrack):
+// a pcapng's first section is keyed only once a second section is seen,
+// so a capture of one section pays nothing for repeat detection.
+func firstSectionKeys(path string, frames int) (sigLog, bool) {
+	r, err := Open(path, ReaderOptions{})
+	if err != nil {
+		return sigLog{}, false
+	}
+	defer r.Close()
+	r.limit = frames
+	r.sec.keepFirst = true
+	for {
+		if _, err := r.Next(); err != nil {
+			break
+		}
+	}
+	if len(r.sec.secs) == 0 || r.sec.secs[0].n != frames {
+		return sigLog{}, false
+	}
+	return r.sec.secs[0], true
 }
 
 // readBuffer is the size of a Reader's input buffer. At 64 KiB a large
@@ -337,6 +361,7 @@ func (r *Reader) Stats() Stats {
 	}
 	s.DropsCauseUnsaid = r.unsaid
 	s.Sections, s.SectionStarts, s.Repeats = r.sec.sections()
+	s.SectionsUncompared = r.sec.uncompared()
 	return s
 }
 

@@ -56,7 +56,6 @@ const sectionTimeSlack = 1
 // sent twice. The first frame that differs ends the repeat: it and the
 // rest of its section are read.
 type sectionTrack struct {
-	seed maphash.Seed
 	// secs holds every section's frames' keys, in file order; kept
 	// counts the keys held (at most sectionKeep); cur is the current
 	// section's index and starts the frame numbers its sections start
@@ -70,12 +69,33 @@ type sectionTrack struct {
 	of, pos int
 	// repeats holds the repeats found, the current section's last.
 	repeats []SectionRepeat
+	// fill reads the file's first frames again and returns their keys
+	// (nil: the input cannot be read again, as standard input); the
+	// first section is keyed by it only when a second section starts,
+	// unless keepFirst (the reader fill opens) keys it as read.
+	fill      func(frames int) (sigLog, bool)
+	keepFirst bool
+	// unkeyed is set when the first section could not be keyed: no
+	// section is compared with any other.
+	unkeyed bool
 }
 
 // newSection notes that a new section header was read: the next frame
 // is the first of section cur+1.
 func (s *sectionTrack) newSection() {
 	s.init()
+	if s.cur == 0 && !s.keepFirst {
+		n := s.secs[0].n
+		l, ok := sigLog{}, false
+		if s.fill != nil && n > 0 {
+			l, ok = s.fill(n)
+		}
+		if ok {
+			s.secs[0], s.kept = l, l.held
+		} else {
+			s.unkeyed = true
+		}
+	}
 	s.cur++
 	s.secs = append(s.secs, sigLog{})
 	s.of, s.pos = -1, 0
@@ -86,7 +106,17 @@ func (s *sectionTrack) newSection() {
 // reader skips.
 func (s *sectionTrack) frame(n int, data []byte, ci *gopacket.CaptureInfo) bool {
 	s.init()
-	k := maphash.Bytes(s.seed, data[:min(len(data), sectionKeyBytes)]) ^
+	if s.cur == 0 && !s.keepFirst || s.unkeyed {
+		// One section so far: nothing to compare with, nothing kept
+		// (newSection keys it by reading it again if another starts).
+		if s.pos == 0 {
+			s.starts = append(s.starts, n)
+		}
+		s.pos++
+		s.secs[s.cur].n++
+		return false
+	}
+	k := maphash.Bytes(sectionSeed, data[:min(len(data), sectionKeyBytes)]) ^
 		uint64(ci.CaptureLength)<<32 ^ uint64(ci.Length) ^ uint64(ci.InterfaceIndex)<<48
 	at := ci.Timestamp.UnixNano()
 	i := s.pos
@@ -126,7 +156,6 @@ func (s *sectionTrack) frame(n int, data []byte, ci *gopacket.CaptureInfo) bool 
 // init readies s before its first section or frame.
 func (s *sectionTrack) init() {
 	if s.secs == nil {
-		s.seed = maphash.MakeSeed()
 		s.secs, s.of = []sigLog{{}}, -1
 	}
 }
@@ -145,6 +174,10 @@ func (s *sectionTrack) sections() (int, []int, []SectionRepeat) {
 	}
 	return s.cur + 1, slices.Clone(s.starts), reps
 }
+
+// uncompared reports whether a pcapng of several sections had its
+// sections left uncompared (its first section could not be read again).
+func (s *sectionTrack) uncompared() bool { return s.cur > 0 && s.unkeyed }
 
 // same reports whether frame i of section q has key k and a timestamp
 // within sectionTimeSlack of at.
@@ -186,7 +219,9 @@ func (s *Stats) SectionsNote() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "the capture holds %d pcapng sections (starting at frames %s: captures joined into one file, as cat or mergecap -a does)", s.Sections, strings.Join(starts, ", "))
-	if len(s.Repeats) == 0 {
+	if s.SectionsUncompared {
+		b.WriteString("; the input could not be read again (standard input), so the sections were not compared and every frame is read")
+	} else if len(s.Repeats) == 0 {
 		b.WriteString("; none repeats another: every frame is read")
 	}
 	for _, r := range s.Repeats {
@@ -198,6 +233,10 @@ func (s *Stats) SectionsNote() string {
 	}
 	return b.String()
 }
+
+// sectionSeed seeds every frame key of the process, so that the keys a
+// second reader of the same file computes (firstSectionKeys) match.
+var sectionSeed = maphash.MakeSeed()
 
 // sectionKeep bounds the frame keys sectionTrack holds (16 bytes each):
 // a capture's frames past it are read, never taken for a repeat.

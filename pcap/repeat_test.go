@@ -3,6 +3,9 @@ package pcap
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,11 +43,41 @@ func sectionOf(t *testing.T, be bool, res uint8, differ int) []byte {
 func readNumbered(t *testing.T, b []byte) (Stats, []int) {
 	t.Helper()
 	var nums []int
-	st, err := readEach(t, b, func(f *Frame) { nums = append(nums, f.Number) })
+	// A file: the first section is read again when a second appears.
+	path := filepath.Join(t.TempDir(), "c.pcapng")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(path, ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st, nums
+	defer r.Close()
+	for {
+		f, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		nums = append(nums, f.Number)
+	}
+	return r.Stats(), nums
+}
+
+// TestSectionsUncompared: a stream that cannot be read again (standard
+// input) has its sections read through, every frame kept, and says they
+// were not compared.
+func TestSectionsUncompared(t *testing.T) {
+	st, err := readAll(t, bytes.Join([][]byte{sectionOf(t, false, 9, -1), sectionOf(t, false, 9, -1)}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(sampleFields())
+	if st.Sections != 2 || !st.SectionsUncompared || st.Homa != 2*n || len(st.Repeats) != 0 || !strings.Contains(st.SectionsNote(), "not compared") {
+		t.Fatalf("sections %d uncompared %v Homa %d repeats %v note %q", st.Sections, st.SectionsUncompared, st.Homa, st.Repeats, st.SectionsNote())
+	}
 }
 
 // TestRepeatedSections: a pcapng joined with itself (cat a.pcapng
