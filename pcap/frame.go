@@ -204,6 +204,20 @@ type Stats struct {
 	// IfaceDrops is CaptureDrops by pcapng interface index (sections
 	// summed by index); nil when none are declared.
 	IfaceDrops map[int]uint64 `json:"-"`
+	// Sections is the number of sections of a pcapng that holds more than
+	// one (each section header starts afresh, its interfaces numbered
+	// from 0: captures joined with cat or mergecap -a), 0 otherwise;
+	// SectionStarts the frame numbers of their first frames. Repeats
+	// lists the sections that repeat an earlier one frame for frame
+	// (sectionTrack): their repeating frames are skipped, counted in
+	// Other as OtherRepeatedSection (SectionsNote says so).
+	Sections      int             `json:"pcapng_sections,omitempty"`
+	SectionStarts []int           `json:"pcapng_section_starts,omitempty"`
+	Repeats       []SectionRepeat `json:"repeated_sections,omitempty"`
+	// SectionsUncompared is set when the sections could not be compared:
+	// the first is read again only once a second appears, and standard
+	// input cannot be read again.
+	SectionsUncompared bool `json:"pcapng_sections_uncompared,omitempty"`
 }
 
 // SnapUnseen returns the frames whose Homa header the snap length cut of

@@ -175,6 +175,9 @@ type Reader struct {
 	// (tsresol.go).
 	tsIfaces []tsIface
 	prevTS   time.Time
+	// sec follows a pcapng's sections and skips those that repeat an
+	// earlier one (sectionTrack).
+	sec sectionTrack
 }
 
 // Open opens a capture file. Errors name the file and say what is wrong:
@@ -198,7 +201,31 @@ func Open(path string, o ReaderOptions) (*Reader, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	r.closer = f
+	r.sec.fill = func(frames int) (sigLog, bool) { return firstSectionKeys(path, frames) }
 	return r, nil
+}
+
+// firstSectionKeys reads the first frames frames of the file at path
+// again, as a reader of its own, and returns their keys (sectionTrack):
+// a pcapng's first section is keyed only once a second section is seen,
+// so a capture of one section pays nothing for repeat detection.
+func firstSectionKeys(path string, frames int) (sigLog, bool) {
+	r, err := Open(path, ReaderOptions{})
+	if err != nil {
+		return sigLog{}, false
+	}
+	defer r.Close()
+	r.limit = frames
+	r.sec.keepFirst = true
+	for {
+		if _, err := r.Next(); err != nil {
+			break
+		}
+	}
+	if len(r.sec.secs) == 0 || r.sec.secs[0].n != frames {
+		return sigLog{}, false
+	}
+	return r.sec.secs[0], true
 }
 
 // readBuffer is the size of a Reader's input buffer. At 64 KiB a large
@@ -342,6 +369,8 @@ func (r *Reader) Stats() Stats {
 		}
 	}
 	s.DropsCauseUnsaid = r.unsaid
+	s.Sections, s.SectionStarts, s.Repeats = r.sec.sections()
+	s.SectionsUncompared = r.sec.uncompared()
 	return s
 }
 
@@ -373,6 +402,7 @@ func (r *Reader) interfaceStats(i int, st pcapgo.NgInterfaceStatistics) {
 // section numbers its interfaces afresh (pcapgo's SectionEndCallback).
 func (r *Reader) sectionEnd(ifaces []pcapgo.NgInterface, _ pcapgo.NgSectionInfo) {
 	r.resetTimeResolutions(ifaces)
+	r.sec.newSection()
 	if r.fast != nil {
 		r.fast.off, r.fast.lost = true, true // the new section's byte order is pcapgo's to know
 	}
@@ -440,6 +470,10 @@ func (r *Reader) Next() (*Frame, error) {
 		r.stats.Frames++
 		if r.o.Progress != nil {
 			r.o.Progress.Add(1)
+		}
+		if r.ng != nil && r.sec.frame(r.n, data, &ci) {
+			r.other(OtherRepeatedSection)
+			continue
 		}
 		r.otherDir = r.o.Direction != DirUnknown && opts != nil && opts.Flags != nil && Direction(opts.Flags.Direction&pcapgo.NgEpbFlagDirectionMask) != r.o.Direction
 		if r.otherDir && r.o.SentBy == nil {

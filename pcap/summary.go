@@ -45,6 +45,9 @@ func (s *Stats) Summary(name string, stopped error) string {
 	if s.SameInstant > 0 {
 		fmt.Fprintf(&b, "; %s an earlier frame byte for byte at the same instant", plural.Of(s.SameInstant, "Homa frame repeats", "Homa frames repeat"))
 	}
+	if n := s.SectionsNote(); n != "" {
+		b.WriteString("; " + n)
+	}
 	if s.GSOFrames > 0 {
 		fmt.Fprintf(&b, "; %s split into %d segments", plural.Of(s.GSOFrames, "GSO frame", "GSO frames"), s.Segments)
 	}
@@ -151,6 +154,11 @@ type JSONSummary struct {
 	// DecodeErrors (which counts Stats.DecodeErrors less them).
 	SnapComplete int `json:"snap_complete,omitempty"`
 	Truncated    int `json:"truncated"`
+	// Sections, SectionStarts and Repeats are Stats.Sections,
+	// SectionStarts and Repeats (omitted for one section).
+	Sections      int             `json:"pcapng_sections,omitempty"`
+	SectionStarts []int           `json:"pcapng_section_starts,omitempty"`
+	Repeats       []SectionRepeat `json:"repeated_sections,omitempty"`
 	// Types counts Homa frames by packet type name, every type present.
 	Types           map[string]int `json:"types"`
 	VersionMismatch int            `json:"version_mismatch"`
@@ -175,6 +183,7 @@ func (s *Stats) JSONSummary(name string, stopped error) JSONSummary {
 		IPLengthMismatch: s.IPLengthMismatch, VersionMismatch: s.VersionMismatch,
 		Other: other, OtherTotal: s.NonHoma(), CaptureDrops: s.CaptureDrops,
 		CapLenOverLen: s.CapLenOverLen, CapLenOverLenFrame: s.CapLenOverLenFrame,
+		Sections: s.Sections, SectionStarts: s.SectionStarts, Repeats: s.Repeats,
 	}
 	if stopped != nil {
 		j.Error = stopped.Error()

@@ -51,6 +51,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if n := fr.Stats.Other[pcap.OtherCopy]; n > 0 {
 			fmt.Fprintf(ew, "copies: %s a packet's further sightings at other points of this capture (other interfaces, or sent and received on one, as tcpdump -i any sees a veth pair, a bridge and both its ports, a vlan device, or lo): each packet judged once, at its first sighting\n", plural.Of(n, "Homa frame is", "Homa frames are"))
 		}
+		if h := fr.Stats.SectionsNote(); h != "" {
+			fmt.Fprintf(ew, "pcapng sections: %s\n", h)
+		}
 		if n := len(rep.Sections); n > 0 {
 			fmt.Fprintf(ew, "sections: judged as %d independent sections, nothing judged across their starts (an answer not yet due when a section ends is inconclusive):\n", n+1)
 			for _, s := range rep.Sections {

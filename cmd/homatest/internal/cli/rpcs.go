@@ -202,7 +202,10 @@ A capture of switch ports in both directions (homatest run's and scenario
 run's capture.pcapng) is read as sent (inbound frames), so each packet
 counts once: the same RPCs and counts as the run's sent.pcapng. A packet
 of a host without a port of its own in the capture (a tester in explore's
-one-port failure capture) is read as delivered (outbound).
+one-port failure capture) is read as delivered (outbound). A pcapng of
+several sections (captures joined with cat or mergecap -a) is read through,
+and standard error says so ("pcapng sections: ..."); a section that repeats
+an earlier one frame for frame (cat a.pcapng a.pcapng) is read once.
 
 Exit codes: 0 printed; 2 bad input (a bad flag, a capture that cannot be
 read or holds no Homa packet with a readable header) or output that could
@@ -273,6 +276,9 @@ them finish.`,
 			}
 			if h := check.SnapHint(st); h != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "WARNING: %s\n", h)
+			}
+			if h := st.SectionsNote(); h != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "pcapng sections: %s\n", h)
 			}
 			if damaged != nil {
 				return damagedErr(damaged)

@@ -1,0 +1,142 @@
+package pcap
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// sectionOf returns one pcapng section (byte order be or little endian;
+// if_tsresol res) holding the sample packets, each at its own time, the
+// frame at index differ (if any) with another GRANT offset.
+func sectionOf(t *testing.T, be bool, res uint8, differ int) []byte {
+	n := &ngBlocks{order: binary.LittleEndian}
+	if be {
+		n.order = binary.BigEndian
+	}
+	n.shb()
+	n.idb(1, res, 0)
+	for i, f := range sampleFields() {
+		if i == differ {
+			g := *f.(*wire.GrantFields)
+			g.Offset++
+			f = &g
+		}
+		fr := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB}, f, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+		ts := uint64(1700000000)<<32 | uint64(i)*0x1234567 // 2^-32 s units
+		if res != 0x80|32 {
+			ts = 1700000000123456789 + uint64(i)*12345 // ns
+		}
+		n.epb(0, ts, fr, len(fr), nil)
+	}
+	return n.b
+}
+
+// readNumbered reads every frame of b and returns the reader's stats and
+// the Homa frames' numbers.
+func readNumbered(t *testing.T, b []byte) (Stats, []int) {
+	t.Helper()
+	var nums []int
+	// A file: the first section is read again when a second appears.
+	path := filepath.Join(t.TempDir(), "c.pcapng")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(path, ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		f, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		nums = append(nums, f.Number)
+	}
+	return r.Stats(), nums
+}
+
+// TestSectionsUncompared: a stream that cannot be read again (standard
+// input) has its sections read through, every frame kept, and says they
+// were not compared.
+func TestSectionsUncompared(t *testing.T) {
+	st, err := readAll(t, bytes.Join([][]byte{sectionOf(t, false, 9, -1), sectionOf(t, false, 9, -1)}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(sampleFields())
+	if st.Sections != 2 || !st.SectionsUncompared || st.Homa != 2*n || len(st.Repeats) != 0 || !strings.Contains(st.SectionsNote(), "not compared") {
+		t.Fatalf("sections %d uncompared %v Homa %d repeats %v note %q", st.Sections, st.SectionsUncompared, st.Homa, st.Repeats, st.SectionsNote())
+	}
+}
+
+// TestRepeatedSections: a pcapng joined with itself (cat a.pcapng
+// a.pcapng) holds two sections, the second the first's frames again: the
+// reader reads them once (Other's OtherRepeatedSection counts the rest)
+// and says so (Stats.Repeats, SectionsNote), whatever the sections' byte
+// orders and timestamp resolutions (2^-32 s included, which pcapgo
+// converts otherwise than the fast path). A section that repeats another
+// only so far is read from its first differing frame on, and one of
+// other frames whole. Before, every packet of a doubled file was read
+// twice: homatest rpcs counted each RPC's packets twice and check took
+// the second copy for a capture joined after a jump back in time.
+func TestRepeatedSections(t *testing.T) {
+	n := len(sampleFields())
+	for _, tc := range []struct {
+		name     string
+		sections [][]byte
+		homa     int
+		repeats  []SectionRepeat
+		note     string
+	}{
+		{"doubled, ns", [][]byte{sectionOf(t, false, 9, -1), sectionOf(t, false, 9, -1)}, n,
+			[]SectionRepeat{{Section: 2, Of: 1, FirstFrame: n + 1, Frames: n, Whole: true}}, "section 2 (from frame 10) repeats section 1 frame for frame (9 frames"},
+		{"tripled, 2^-32 s", [][]byte{sectionOf(t, false, 0x80|32, -1), sectionOf(t, false, 0x80|32, -1), sectionOf(t, false, 0x80|32, -1)}, n,
+			[]SectionRepeat{{Section: 2, Of: 1, FirstFrame: n + 1, Frames: n, Whole: true}, {Section: 3, Of: 1, FirstFrame: 2*n + 1, Frames: n, Whole: true}}, "section 3 (from frame 19) repeats section 1"},
+		{"doubled, other byte order", [][]byte{sectionOf(t, false, 9, -1), sectionOf(t, true, 9, -1)}, n,
+			[]SectionRepeat{{Section: 2, Of: 1, FirstFrame: n + 1, Frames: n, Whole: true}}, "every packet counted once"},
+		{"repeats until the GRANT", [][]byte{sectionOf(t, false, 9, -1), sectionOf(t, false, 9, 1)}, 2*n - 1,
+			[]SectionRepeat{{Section: 2, Of: 1, FirstFrame: n + 1, Frames: 1}}, "section 2 (from frame 10) starts as section 1 does, its first 1 frame the same"},
+		{"other frames", [][]byte{sectionOf(t, false, 9, -1), sectionOf(t, false, 0x80|32, -1)}, 2 * n,
+			nil, "none repeats another: every frame is read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, nums := readNumbered(t, bytes.Join(tc.sections, nil))
+			if st.Homa != tc.homa || st.Frames != len(tc.sections)*n || st.Other[OtherRepeatedSection] != len(tc.sections)*n-tc.homa {
+				t.Errorf("frames %d, Homa %d, repeated %d; want %d, %d, %d", st.Frames, st.Homa, st.Other[OtherRepeatedSection], len(tc.sections)*n, tc.homa, len(tc.sections)*n-tc.homa)
+			}
+			if len(nums) != tc.homa || nums[len(nums)-1] != len(tc.sections)*n && len(tc.repeats) != len(tc.sections)-1 {
+				t.Errorf("frame numbers %v", nums)
+			}
+			if st.Sections != len(tc.sections) || len(st.SectionStarts) != len(tc.sections) || st.SectionStarts[1] != n+1 {
+				t.Errorf("sections %d starting at %v, want %d from 1, %d, ...", st.Sections, st.SectionStarts, len(tc.sections), n+1)
+			}
+			if len(st.Repeats) != len(tc.repeats) {
+				t.Fatalf("repeats %+v, want %+v", st.Repeats, tc.repeats)
+			}
+			for i := range tc.repeats {
+				if st.Repeats[i] != tc.repeats[i] {
+					t.Errorf("repeat %+v, want %+v", st.Repeats[i], tc.repeats[i])
+				}
+			}
+			if note := st.SectionsNote(); !strings.Contains(note, tc.note) || !strings.Contains(st.Summary("x", nil), note) {
+				t.Errorf("note %q, want it to say %q (and the summary to hold it)", note, tc.note)
+			}
+		})
+	}
+	// One section: nothing said, nothing skipped.
+	st, _ := readNumbered(t, sectionOf(t, false, 9, -1))
+	if st.Sections != 0 || st.SectionStarts != nil || st.Repeats != nil || st.SectionsNote() != "" {
+		t.Errorf("one section: %d sections from %v, repeats %v, note %q", st.Sections, st.SectionStarts, st.Repeats, st.SectionsNote())
+	}
+}
