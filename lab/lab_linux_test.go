@@ -68,7 +68,7 @@ homatest netem reset --netns $NS --dev v0 > reset.out 2>&1; echo $? > reset.rc
 homatest netem show --netns $NS --dev v0 > show3.out 2>&1
 /usr/sbin/ip netns del $NS
 homatest scenario run tc-delay-loss.yaml --artifacts runs -o json > scenario.json 2> scenario.err; echo $? > scenario.rc
-homatest run --impl linux --artifacts runs > linux.out 2> linux.err; echo $? > linux.rc
+homatest run --impl linux --artifacts runs-linux > linux.out 2> linux.err; echo $? > linux.rc
 homatest cleanup > cleanup.out 2>&1
 `
 
