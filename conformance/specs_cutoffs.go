@@ -150,30 +150,6 @@ var _ = Describe("cutoffs", func() {
 				ok(err, "the response to %v", peerOf(i).Addr())
 				m.ack(peerOf(i))
 			}
-			// Then one RPC's stale DATA alone, three packets back to back
-			// in a new jiffy: they draw one CUTOFFS, two if a jiffy ends
-			// between them, never one per packet (the once-a-jiffy limit
-			// is not per packet; checkExchange judges HOMA-CUTOFF-005,
-			// and so does the run's whole capture).
-			if seg := maxSegData(); 3*seg <= int(params().UnschedBytes) {
-				one := newRequest(3*seg, 100)
-				one.cutoffVersion = params().CutoffVersion + 1
-				one.deliberate = "a three-packet request with a cutoff_version the IUT never sent (a stale one)"
-				newJiffy()
-				one.sendUnsched(peers[0], 0, one.msgLen)
-				_, err := peers[0].Expect(ctx(), tester.Match{Type: wire.TypeCutoffs, From: iut(), RPC: one.id}, wait(2*params().Tick))
-				ok(err, "CUTOFFS after the three-packet request with cutoff_version %d", params().CutoffVersion+1)
-				_, err = peers[0].Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: one.id}, wait(2*params().Tick))
-				ok(err, "the response to the three-packet request")
-				one.ack(peers[0])
-				n := 0
-				for _, x := range peers[0].Log() {
-					if x.Err == nil && !x.Sent && x.Src == iut() && x.Pkt.Type() == wire.TypeCutoffs && x.Pkt.SenderID()&^1 == one.id {
-						n++
-					}
-				}
-				Expect(n).To(BeNumerically("<=", 2), "CUTOFFS for the three-packet stale request, sent back to back in one jiffy (at most one a jiffy: homa_data_pkt)")
-			}
 			checkExchange(peers...)
 		}))
 
