@@ -1650,6 +1650,12 @@ var _ = Describe("grants", func() {
 				// far, skb and all; the RESEND follows the GRANTs at the
 				// same level, so the IUT has processed them.
 				last := uint32(r.msgLen - 1)
+				// The RESEND waits until the GRANTs are older than the
+				// judged slack, so that the checker (HOMA-GRANT-008, which
+				// counts a GRANT that old at the sender's link processed)
+				// judges the level on the run's whole capture too, not only
+				// this spec's Expect.
+				pause(deadline(iutParams().Slack+pr.Tick/4), "letting the GRANTs age past the slack")
 				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: r.control(), Offset: last, Length: 1, Priority: ctrlLevel(pr)},
 					"RESEND for the message's last byte, not yet sent, to let the rest out")).To(Succeed())
 				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{

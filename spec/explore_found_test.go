@@ -416,3 +416,29 @@ func TestResend014LateRoundAfterLoss(t *testing.T) {
 	wantDowngraded(t, rep, "HOMA-RESEND-014", late, CauseLossBefore)
 	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-014"), "HOMA-RESEND-014", late)
 }
+
+// TestResend002OneAnswerPerResend: a server still receiving a request
+// ignores the client's first RESEND and answers only the second, 5 ms
+// later, with one BUSY (helper-284's unseen fault busy-second-resend).
+// homa_resend_pkt answers every RESEND, so one BUSY for two leaves the
+// first unanswered: a violation at it once response_timeout passes with
+// no second answer. Answered twice, even both late in one burst (a host
+// that handled them together), it is clean. The old rule took any answer
+// within the first RESEND's bound and passed the one BUSY.
+func TestResend002OneAnswerPerResend(t *testing.T) {
+	build := func(busies int) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		first := b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		for range busies {
+			b.after(time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		}
+		b.after(40*time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+		return b, first
+	}
+	b, _ := build(2)
+	wantClean(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-002"), "HOMA-RESEND-002")
+	b, first := build(1)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-002"), "HOMA-RESEND-002", first)
+}

@@ -216,8 +216,8 @@ func resendRules() []*Rule {
 		{
 			ID: "HOMA-RESEND-002", Level: Must,
 			Facts:     []string{"RTX-06", "ID-04", "ABT-01"},
-			Statement: "A RESEND is answered within response_timeout by the message's sender with retransmitted DATA, BUSY or RPC_UNKNOWN, or by its host with ICMP port unreachable (no socket has the port), unless a client that asked ends the RPC first (RPC_UNKNOWN or ACK).",
-			Source:    "HomaModule homa_incoming.c homa_resend_pkt (every path sends DATA, BUSY or RPC_UNKNOWN), homa_dispatch_pkts (ICMP for a port without a socket)",
+			Statement: "A RESEND is answered within response_timeout by the message's sender with retransmitted DATA, BUSY or RPC_UNKNOWN, or by its host with ICMP port unreachable (no socket has the port), unless a client that asked ends the RPC first (RPC_UNKNOWN or ACK); each RESEND gets its own answer: one BUSY or RPC_UNKNOWN does not answer two RESENDs.",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (every path sends DATA, BUSY or RPC_UNKNOWN, for each RESEND it handles; linux_6.1.38 the same), homa_dispatch_pkts (ICMP for a port without a socket)",
 			Capture:   "inconclusive where the capture shows loss toward the answerer after the capture point or from it before (the RESEND or its answer may be the lost packet)",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeResend},
@@ -241,7 +241,13 @@ func resendRules() []*Rule {
 								return false
 							}
 							switch x.Type() {
-							case wire.TypeBusy, wire.TypeRPCUnknown, wire.TypeData:
+							case wire.TypeBusy, wire.TypeRPCUnknown:
+								// homa_resend_pkt answers every RESEND: the
+								// obligation the unanswered ones folded into
+								// ends with the answer to the last of them,
+								// not with one answer for several.
+								return unansweredResends(c, x, answerer) <= 1
+							case wire.TypeData:
 								return true
 							}
 							return false
@@ -747,4 +753,15 @@ func clientGaveUp(p *Params, r *RPC, now time.Time) bool {
 	from := to.Add(-r.QuietFromServer)
 	end := to.Add(p.Slack)
 	return !r.HeardFromClient.After(end) && !r.LastResendFromClient().After(end) && to.Sub(maxTime(from, r.HeardFromClient)) >= thr
+}
+
+// unansweredResends returns how many RESENDs for the message answerer
+// sends in x's RPC the capture shows unanswered (by BUSY, RPC_UNKNOWN or a
+// retransmission) before x; 0 when the trace does not know the RPC.
+func unansweredResends(c *Ctx, x *Event, answerer wire.Role) int {
+	r := c.T.Lookup(x)
+	if r == nil {
+		return 0
+	}
+	return int(r.Msg(answerer).resendsOpen)
 }
