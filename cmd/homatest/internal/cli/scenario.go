@@ -302,10 +302,15 @@ func (o *scenarioOpts) print(w io.Writer, s scenario.Summary, v any) error {
 }
 
 // verdictErr is exit 1 for a failed run (with strict, also for SHOULD
-// violations).
+// violations) and exit 2 for an incomplete one (a plan rule never fired:
+// nothing failed, but the fault was not tested, and untested is not a
+// pass).
 func verdictErr(s scenario.Summary, strict bool) error {
 	if s.Verdict == scenario.VerdictPass && (!strict || s.ShouldViolated == 0) {
 		return nil
+	}
+	if s.Verdict == scenario.VerdictIncomplete {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("scenario %s: INCOMPLETE: %s (see %s)", s.Name, strings.Join(s.Incomplete, "; "), s.Dir)}
 	}
 	return &ExitError{Code: ExitViolations, Err: fmt.Errorf("scenario %s: %s, %s (see %s)", s.Name, plural.Of(s.Failed, "failed RPC", "failed RPCs"), plural.Of(s.Violated, "violation", "violations"), s.Dir)}
 }
