@@ -240,8 +240,9 @@ func TestSimInterruptedDuringCheck(t *testing.T) {
 
 // TestSimPlanRuleNeverFired: a plan rule that matches no packet of the
 // workload (the GRANT of an RPC 9 that never exists) is counted with 0
-// hits and warned about, in the summary's warnings (JSON) and its text;
-// the rules that fired are not.
+// hits and makes the run incomplete, naming the rule in the summary's
+// Incomplete (JSON) and its text (it used to be a warning under PASS);
+// the rules that fired are not named.
 func TestSimPlanRuleNeverFired(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("testdata", "two-hosts-drops.yaml"))
 	if err != nil {
@@ -257,17 +258,11 @@ func TestSimPlanRuleNeverFired(t *testing.T) {
 	if len(sum.PlanHits) != 3 || sum.PlanHits[2].Hits != 0 || sum.PlanHits[0].Hits != 1 {
 		t.Fatalf("plan hits %+v, want 1, 1, 0", sum.PlanHits)
 	}
-	var warned []string
-	for _, w := range sum.Warnings {
-		if strings.Contains(w, "never fired") {
-			warned = append(warned, w)
-		}
+	if sum.Verdict != VerdictIncomplete || sum.Failed != 0 || len(sum.Incomplete) != 1 || !strings.HasPrefix(sum.Incomplete[0], `plan rule 2 "GRANT of RPC 9" never fired`) {
+		t.Errorf("verdict %q, failed %d, incomplete %q; want incomplete, 0, one line for rule 2", sum.Verdict, sum.Failed, sum.Incomplete)
 	}
-	if len(warned) != 1 || !strings.HasPrefix(warned[0], `plan rule 2 "GRANT of RPC 9" never fired`) {
-		t.Errorf("warnings %q, want one for rule 2", sum.Warnings)
-	}
-	if !strings.Contains(text, `WARNING plan rule 2 "GRANT of RPC 9" never fired`) {
-		t.Errorf("the summary text lacks the warning:\n%s", text)
+	if !strings.Contains(text, `INCOMPLETE plan rule 2 "GRANT of RPC 9" never fired`) || !strings.Contains(text, "\nINCOMPLETE: 1 plan rule never fired") {
+		t.Errorf("the summary text lacks the rule or the verdict:\n%s", text)
 	}
 }
 

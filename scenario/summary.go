@@ -19,6 +19,11 @@ import (
 const (
 	VerdictPass = "pass" // every RPC completed (or timed out during a measured stall) and no MUST rule was violated
 	VerdictFail = "fail" // failed RPCs or MUST violations
+	// VerdictIncomplete: nothing failed, but the run did not test what
+	// it set out to (a plan rule never fired; Summary.Incomplete says
+	// which), so it cannot pass: the CLI exits 2, as check does on a
+	// capture it could not judge.
+	VerdictIncomplete = "incomplete"
 )
 
 // Summary is the short form of a run (summary.json and the CLI's output).
@@ -30,8 +35,11 @@ type Summary struct {
 	Env string `json:"env"`
 	// Backend is the link backend (BackendSwitch or BackendTC).
 	Backend string `json:"backend"`
-	// Verdict is VerdictPass or VerdictFail.
+	// Verdict is VerdictPass, VerdictFail or VerdictIncomplete.
 	Verdict string `json:"verdict"`
+	// Incomplete says why a run that did not fail is not a pass: each
+	// plan rule that never fired (the fault it injects was not tested).
+	Incomplete []string `json:"incomplete,omitempty"`
 	// RPCs issued, completed and failed; Errors the first failures and
 	// problems outside single RPCs (at most 10).
 	RPCs   int      `json:"rpcs"`
@@ -296,13 +304,6 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 			}
 		}
 	}
-	// A rule that never fired tested nothing: its match found no packet
-	// of this workload (a type, rpc or nth it never reached).
-	for _, p := range sum.PlanHits {
-		if p.Hits == 0 {
-			sum.Warnings = append(sum.Warnings, fmt.Sprintf("plan rule %d %q never fired: no packet matched it, so the run did not test what it injects (check its match against the workload: type, rpc, nth, offsets)", p.Rule, p.Name))
-		}
-	}
 	rows := map[string]*RuleRow{}
 	var order []string
 	for i, hr := range res.Hosts {
@@ -347,11 +348,31 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 		sum.Rules = append(sum.Rules, *rows[id])
 	}
 	sum.InconclusiveCauses = inconclusiveCauses(sum.Rules, res.Hosts)
-	sum.Verdict = VerdictPass
-	if sum.Failed > 0 || sum.MustViolated > 0 || len(tr.Errors) > 0 || res.strict && sum.ShouldViolated > 0 {
-		sum.Verdict = VerdictFail
-	}
+	sum.judge(len(tr.Errors) > 0, res.strict)
 	return sum
+}
+
+// judge sets Verdict and Incomplete from the counts: a failure (failed
+// RPCs, errors outside single RPCs, MUST violations, with strict also
+// SHOULD ones) fails the run whatever else; otherwise a plan rule that
+// never fired makes it incomplete, since its match found no packet of the
+// workload (a type, rpc or nth it never reached, or a real-time run too
+// loaded to reach it) and the fault it injects went untested.
+func (sum *Summary) judge(errors, strict bool) {
+	sum.Incomplete = nil
+	for _, p := range sum.PlanHits {
+		if p.Hits == 0 {
+			sum.Incomplete = append(sum.Incomplete, fmt.Sprintf("plan rule %d %q never fired: no packet matched it, so the run did not test what it injects (check its match against the workload: type, rpc, nth, offsets)", p.Rule, p.Name))
+		}
+	}
+	switch {
+	case sum.Failed > 0 || sum.MustViolated > 0 || errors || strict && sum.ShouldViolated > 0:
+		sum.Verdict = VerdictFail
+	case len(sum.Incomplete) > 0:
+		sum.Verdict = VerdictIncomplete
+	default:
+		sum.Verdict = VerdictPass
+	}
 }
 
 // WriteText prints the summary for people: RPCs, throughput, latency,
@@ -394,6 +415,15 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(&b, "  WARNING %s\n", w)
+	}
+	for _, w := range s.Incomplete {
+		// A failed run is judged by its failures; what it left untested
+		// is then a warning, as before the verdict counted it.
+		kind := "INCOMPLETE"
+		if s.Verdict != VerdictIncomplete {
+			kind = "WARNING"
+		}
+		fmt.Fprintf(&b, "  %s %s\n", kind, w)
 	}
 	if s.CaptureKernelDrops > 0 {
 		fmt.Fprintf(&b, "  WARNING: the capture lost %s (the check saw an incomplete capture)\n", plural.Of64(uint64(s.CaptureKernelDrops), "frame", "frames"))
@@ -441,7 +471,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 	for _, e := range s.Errors {
 		fmt.Fprintf(&b, "  FAILED %s\n", e)
 	}
-	fmt.Fprintf(&b, "%s; artifacts in %s\n", strings.ToUpper(s.Verdict), s.Dir)
+	verdict := strings.ToUpper(s.Verdict)
+	if s.Verdict == VerdictIncomplete {
+		verdict += ": " + plural.Of(len(s.Incomplete), "plan rule", "plan rules") + " never fired, so the run did not test " + plural.Word(len(s.Incomplete), "its fault", "their faults")
+	}
+	fmt.Fprintf(&b, "%s; artifacts in %s\n", verdict, s.Dir)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

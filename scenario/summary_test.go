@@ -10,6 +10,7 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/internal/stall"
+	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -199,5 +200,51 @@ func TestInconclusiveCauses(t *testing.T) {
 	}
 	if strings.Contains(out, "inconclusive HOMA-ACK-001") {
 		t.Errorf("a rule inconclusive at 0.5%% of its checks listed:\n%s", out)
+	}
+}
+
+// TestSummaryPlanRuleNeverFired: a plan rule that never fired leaves
+// the fault it injects untested, so a run without failures is
+// incomplete (not pass), naming the rule in Incomplete (summary.json)
+// and its text; a failed run stays fail, the rule then a warning; a plan
+// whose every rule fired passes. A namespace run of w4-half-load at load
+// ~20 said PASS with its rule 0 ("1st GRANT of RPC 4") at 0 hits.
+func TestSummaryPlanRuleNeverFired(t *testing.T) {
+	plan := &netem.Plan{Rules: []netem.Rule{{Name: "1st GRANT of RPC 4"}, {Name: "request DATA at offset 0 of RPC 20"}}}
+	run := func(hits []int, recs []traffic.Record) Summary {
+		res := &Result{Scenario: &Scenario{Name: "t", Link: Link{Backend: BackendSwitch}, Plan: plan}, Traffic: traffic.NewResult(recs, time.Second, 1)}
+		for _, r := range hits {
+			res.Switch.Hits = append(res.Switch.Hits, netem.Hit{Rule: r})
+		}
+		return summarize(res, harness.CaptureStats{})
+	}
+	ok := traffic.Record{Seq: 0, Client: 0, Server: 1, Request: 100, Response: 100, Ended: time.Millisecond, Latency: time.Millisecond}
+	sum := run([]int{1}, []traffic.Record{ok})
+	if sum.Verdict != VerdictIncomplete || len(sum.Incomplete) != 1 || !strings.HasPrefix(sum.Incomplete[0], `plan rule 0 "1st GRANT of RPC 4" never fired`) {
+		t.Fatalf("rule 0 at 0 hits: verdict %q, incomplete %q; want incomplete naming rule 0", sum.Verdict, sum.Incomplete)
+	}
+	var text strings.Builder
+	sum.WriteText(&text)
+	if !strings.Contains(text.String(), `  INCOMPLETE plan rule 0 "1st GRANT of RPC 4" never fired`) || !strings.Contains(text.String(), "\nINCOMPLETE: 1 plan rule never fired, so the run did not test its fault; artifacts in") {
+		t.Errorf("text:\n%s", text.String())
+	}
+	b, _ := json.Marshal(sum)
+	var j struct {
+		Verdict    string   `json:"verdict"`
+		Incomplete []string `json:"incomplete"`
+	}
+	if err := json.Unmarshal(b, &j); err != nil || j.Verdict != "incomplete" || len(j.Incomplete) != 1 || !strings.Contains(j.Incomplete[0], `"1st GRANT of RPC 4" never fired`) {
+		t.Errorf("json %s", b)
+	}
+	bad := ok
+	bad.Err = "payload: response of 99 bytes, want 100"
+	sum = run([]int{1}, []traffic.Record{ok, bad})
+	text.Reset()
+	sum.WriteText(&text)
+	if sum.Verdict != VerdictFail || len(sum.Incomplete) != 1 || !strings.Contains(text.String(), `  WARNING plan rule 0 "1st GRANT of RPC 4" never fired`) {
+		t.Errorf("failed RPC and rule 0 at 0 hits: verdict %q, incomplete %q; want fail, the rule a warning:\n%s", sum.Verdict, sum.Incomplete, text.String())
+	}
+	if sum = run([]int{0, 1, 1}, []traffic.Record{ok}); sum.Verdict != VerdictPass || len(sum.Incomplete) != 0 {
+		t.Errorf("every rule fired: verdict %q, incomplete %q; want pass", sum.Verdict, sum.Incomplete)
 	}
 }

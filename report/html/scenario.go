@@ -22,9 +22,12 @@ import (
 func ScenarioPage(res *scenario.Result, command string) *Page {
 	s := res.Summary
 	p := &Page{Title: "homatest scenario run", Command: command, Pass: s.Verdict == scenario.VerdictPass,
-		Subtitle: fmt.Sprintf("%s (seed %d, backend %s)", s.Name, s.Seed, s.Backend), Notes: s.Warnings}
+		Subtitle: fmt.Sprintf("%s (seed %d, backend %s)", s.Name, s.Seed, s.Backend), Notes: append(append([]string(nil), s.Incomplete...), s.Warnings...)}
 	p.Verdict = "PASS"
-	if !p.Pass {
+	if s.Verdict == scenario.VerdictIncomplete {
+		p.Incomplete = true
+		p.Verdict = "INCOMPLETE: " + plural.Of(len(s.Incomplete), "plan rule", "plan rules") + " never fired"
+	} else if !p.Pass {
 		var why []string
 		if s.Failed > 0 {
 			why = append(why, plural.Of(s.Failed, "failed RPC", "failed RPCs"))

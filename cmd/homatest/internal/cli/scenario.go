@@ -244,8 +244,11 @@ plan hits and the rule table.
 
 Exit codes: 0 every RPC completed (or timed out during a measured stall
 of this machine) and no MUST rule was violated (SHOULD
-violations, with check.level should, are warnings unless --strict); 1 failed
-RPCs or violations; 2 a bad scenario or manifest, not root, a kernel without a
+violations, with check.level should, are warnings unless --strict) and every
+plan rule fired; 1 failed RPCs or violations; 2 INCOMPLETE: nothing failed but
+a plan rule never fired, so its fault was not tested (the folder is kept;
+-o json: verdict "incomplete", the rules in "incomplete"), or a bad scenario
+or manifest, not root, a kernel without a
 feature the link needs, or an environment error (nothing is left behind);
 130 interrupted (the folder is kept, marked by its file "interrupted";
 -o json writes what finished: verdict "incomplete", an "interrupted"
@@ -302,10 +305,15 @@ func (o *scenarioOpts) print(w io.Writer, s scenario.Summary, v any) error {
 }
 
 // verdictErr is exit 1 for a failed run (with strict, also for SHOULD
-// violations).
+// violations) and exit 2 for an incomplete one (a plan rule never fired:
+// nothing failed, but the fault was not tested, and untested is not a
+// pass).
 func verdictErr(s scenario.Summary, strict bool) error {
 	if s.Verdict == scenario.VerdictPass && (!strict || s.ShouldViolated == 0) {
 		return nil
+	}
+	if s.Verdict == scenario.VerdictIncomplete {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("scenario %s: INCOMPLETE: %s (see %s)", s.Name, strings.Join(s.Incomplete, "; "), s.Dir)}
 	}
 	return &ExitError{Code: ExitViolations, Err: fmt.Errorf("scenario %s: %s, %s (see %s)", s.Name, plural.Of(s.Failed, "failed RPC", "failed RPCs"), plural.Of(s.Violated, "violation", "violations"), s.Dir)}
 }

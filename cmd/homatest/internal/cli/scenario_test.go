@@ -476,3 +476,38 @@ func TestScenarioHelpDurationAndCount(t *testing.T) {
 		t.Errorf("scenario --help does not say duration and count may come together:\n%s", out)
 	}
 }
+
+// TestScenarioSimRuleNeverFired: a scenario whose plan rule never fires
+// (the GRANT of an RPC 9 the two-host example never makes) did not test
+// its fault: scenario run exits 2 (it exited 0, PASS), says INCOMPLETE
+// with the rule in its text, its error line and -o json, and keeps the
+// folder.
+func TestScenarioSimRuleNeverFired(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(exampleDir, "two-hosts-drops.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	y := filepath.Join(dir, "nf.yaml")
+	if err := os.WriteFile(y, []byte(strings.Replace(string(b), "check:", "    - name: GRANT of RPC 9\n      match: {type: GRANT, rpc: 9}\n      action: drop\ncheck:", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(dir, "a")
+	out, err, code := run(t, "scenario", "run", "--env", "sim", y, "--artifacts", a, "-q")
+	rule := `plan rule 2 "GRANT of RPC 9" never fired`
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "INCOMPLETE: "+rule) || !strings.Contains(out, "  INCOMPLETE "+rule) ||
+		!strings.Contains(out, "INCOMPLETE: 1 plan rule never fired, so the run did not test its fault; artifacts in "+a) {
+		t.Fatalf("exit %d, %v; want 2 naming the rule:\n%s", code, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(a, "summary.json")); err != nil {
+		t.Errorf("the folder was not kept: %v", err)
+	}
+	out, _, code = run(t, "scenario", "run", "--env", "sim", y, "--artifacts", filepath.Join(dir, "b"), "-q", "-o", "json")
+	var rep struct {
+		Verdict    string   `json:"verdict"`
+		Incomplete []string `json:"incomplete"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitUsage || rep.Verdict != "incomplete" || len(rep.Incomplete) != 1 || !strings.HasPrefix(rep.Incomplete[0], rule) {
+		t.Errorf("-o json: exit %d, %+v (%v)", code, rep, err)
+	}
+}
