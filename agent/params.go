@@ -168,10 +168,21 @@ func paramHint(name string) string {
 	case findParam(name+"_ns") != nil:
 		return fmt.Sprintf(" (did you mean %s_ns?)", name)
 	}
-	if near := spec.CloseNames(name, paramNames()); len(near) > 0 {
+	// homatest run's --param also takes the checker's tick and link_mbps.
+	if near := spec.CloseNames(name, append(paramNames(), "tick", "link_mbps")); len(near) > 0 {
 		return fmt.Sprintf(" (did you mean %s?)", strings.Join(near, " or "))
 	}
 	return ""
+}
+
+// UnknownParam reports whether name is no parameter of the built-in ref
+// (RefParams), and a hint naming the close ones (empty when none); an
+// agent of a manifest may still know it.
+func UnknownParam(name string) (bool, string) {
+	if name == cutoffsParam || findParam(name) != nil {
+		return false, ""
+	}
+	return true, paramHint(name)
 }
 
 func findParam(name string) *refParam {

@@ -94,10 +94,13 @@ func (o Options) Validate() error {
 		if !ok {
 			return fmt.Errorf("--param %q: want NAME=VALUE", kv)
 		}
-		if seen[name] {
-			return fmt.Errorf("--param %q: %s is given twice; give each parameter once", kv, name)
+		// tick_ns and link_bps are aliases of tick and link_mbps: both
+		// given is the same parameter twice.
+		if canon := spec.CanonicalParam(name); seen[canon] {
+			return fmt.Errorf("--param %q: %s is given twice (tick_ns is tick, link_bps is link_mbps); give each parameter once", kv, canon)
+		} else {
+			seen[canon] = true
 		}
-		seen[name] = true
 		if err := probe.Set(name, val); err != nil {
 			return fmt.Errorf("--param: %w", err)
 		}

@@ -279,7 +279,7 @@ func (p *Params) field(name string) (reflect.Value, error) {
 			hint = fmt.Sprintf(" (did you mean %s, a duration such as 5ms?)", base)
 		}
 	}
-	if near := CloseNames(name, ParamNames()); hint == "" && len(near) > 0 {
+	if near := CloseNames(name, append(ParamNames(), "tick_ns", "link_bps")); hint == "" && len(near) > 0 {
 		hint = fmt.Sprintf(" (did you mean %s?)", strings.Join(near, " or "))
 	}
 	return reflect.Value{}, fmt.Errorf("unknown parameter %q%s (known: %s)", name, hint, strings.Join(ParamNames(), ", "))
@@ -296,6 +296,22 @@ func (p *Params) Set(name, value string) error {
 	}
 	return p.Validate()
 }
+
+// CanonicalParam returns the checker's name of parameter name: tick for
+// the agents' tick_ns, link_mbps for link_bps, name itself otherwise.
+func CanonicalParam(name string) string {
+	switch name {
+	case "tick_ns":
+		return "tick"
+	case "link_bps":
+		return "link_mbps"
+	}
+	return name
+}
+
+// maxTick bounds the tick: HomaModule's is 1 ms, and a tick of hours
+// times timeout_ticks overflows a time.Duration (negative deadlines).
+const maxTick = time.Hour
 
 // Assign sets parameter name from text: integers in decimal, durations
 // as Go durations ("1ms", "250us"), unsched_cutoffs as 8 comma-separated
@@ -397,6 +413,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("parameter max_sched_prio: %d must be below num_priorities %d: %s", p.MaxSchedPrio, p.NumPriorities, wire.MaxSchedPrioFix(p.MaxSchedPrio, p.NumPriorities))
 	case p.Tick <= 0:
 		return fmt.Errorf("parameter tick: must be positive")
+	case p.Tick > maxTick:
+		return fmt.Errorf("parameter tick: %v is above %v (HomaModule's tick is 1ms)", p.Tick, maxTick)
 	case p.MTU < 576:
 		return fmt.Errorf("parameter mtu: %d is below 576, the smallest MTU an IP host must accept", p.MTU)
 	case p.IPv6PrioShift != 0 && p.IPv6PrioShift != 4 && p.IPv6PrioShift != 5:
@@ -557,12 +575,21 @@ func ParamDoc(name string) string { return paramDocs[name] }
 // '_') but one, in known's order.
 func CloseNames(name string, known []string) []string {
 	var out []string
-	words := strings.Split(name, "_")
+	lower := strings.ToLower(name)
+	flat := strings.ReplaceAll(lower, "_", "")
+	// The name in another case or without its underscores (TICK,
+	// linkbps) is that name alone.
+	for _, k := range known {
+		if k != name && (lower == k || flat == strings.ReplaceAll(k, "_", "")) {
+			return []string{k}
+		}
+	}
+	words := strings.Split(lower, "_")
 	for _, k := range known {
 		if len(name) < 3 || k == name {
 			continue
 		}
-		if strings.Contains(k, name) || strings.Contains(name, k) {
+		if strings.Contains(k, lower) || strings.Contains(lower, k) || editDistance(lower, k) <= 2 {
 			out = append(out, k)
 			continue
 		}
@@ -578,4 +605,26 @@ func CloseNames(name string, known []string) []string {
 		}
 	}
 	return out
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes): a typo's
+// dropped, added or changed letters.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -547,7 +547,7 @@ func grantsPerBatch(c *Ctx, e *Event) Result {
 		// may catch up whole batches at once.
 		return Skip
 	}
-	what := fmt.Sprintf("SRPT GRANT offset %d raises the message's horizon %d (GRANT in frame %d, %v earlier) by %d bytes, more than two batches of DATA allow (2·max_gro_skbs %d skbs of at most %d bytes: %d) while it is the only message longer than unsched_bytes coming to %v",
+	what := fmt.Sprintf("SRPT GRANT offset %d raises the message's horizon %d (GRANT in frame %d, %v earlier) by %d bytes, more than two batches of DATA allow (2 × max_gro_skbs %d skbs, each at most %d bytes: %d) while it is the only message longer than unsched_bytes coming to %v",
 		off, m.Granted, prev.Frame, e.Time.Sub(prev.Time).Round(time.Microsecond), raise, gro, skb, limit, recv)
 	if ev, ok := c.Net.LostBetween(recv, e.Dst); ok {
 		return Downgrade(CauseLossBefore, ev, "%s: GRANTs between the two may have been lost before the capture point", what)

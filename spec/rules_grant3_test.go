@@ -348,7 +348,7 @@ func TestGrant024MaxGROSkbs(t *testing.T) {
 		rep := b.check("linux", "HOMA-GRANT-024", params...)
 		if len(rep.Violations) == 0 || rep.Violations[0].Frame != g {
 			t.Errorf("%q: violations %v, want the first at frame %d", gro, rep.Violations, g)
-		} else if !strings.Contains(rep.Violations[0].Why, "2·max_gro_skbs 20 skbs") {
+		} else if !strings.Contains(rep.Violations[0].Why, "2 × max_gro_skbs 20 skbs") {
 			t.Errorf("%q: reason %q", gro, rep.Violations[0].Why)
 		}
 	}

@@ -186,7 +186,13 @@ func TestCheckBadInput(t *testing.T) {
 		{"bad ipv6 shift", []string{"check", "--param", "ipv6_prio_shift=3", good}, "parameter ipv6_prio_shift: 3: want 4 (HomaModule before 548056f), 5 (since) or 0"},
 		{"param twice", []string{"check", "--param", "resend_ticks=1", "--param", "resend_ticks=2", good}, "resend_ticks is given twice"},
 		// tick_ns (the agents' name) is an alias of tick; a near miss gets the close name.
-		{"near tick name", []string{"check", "--param", "tick_ms=5", good}, `unknown parameter "tick_ms" (did you mean tick?)`},
+		{"near tick name", []string{"check", "--param", "tick_ms=5", good}, `unknown parameter "tick_ms" (did you mean tick or tick_ns?)`},
+		// An alias and its name both given: the old code took the last.
+		{"alias twice", []string{"check", "--param", "tick_ns=1", "--param", "tick=5ms", good}, "tick is given twice"},
+		{"link alias twice", []string{"check", "--param", "link_mbps=1000", "--param", "link_bps=2000000000", good}, "link_mbps is given twice"},
+		// A tick of hours times timeout_ticks overflowed into negative deadlines.
+		{"huge tick", []string{"check", "--param", "tick=50000h", good}, "parameter tick: 50000h0m0s is above 1h0m0s"},
+		{"typo in case", []string{"check", "--param", "Tick=5ms", good}, `unknown parameter "Tick" (did you mean tick?)`},
 		{"bad rules", []string{"check", "--rules", "HOMA-NOPE-*", good}, "matches no rule"},
 		// A SHOULD rule at level must selects nothing: it passed, "PASS 0 rules".
 		{"empty selection", []string{"check", "--level", "must", "--rules", "HOMA-ACK-011", good}, `--rules: rule pattern "HOMA-ACK-011" matches only SHOULD rules (HOMA-ACK-011), none at level must, so nothing would be judged: use level should`},

@@ -67,6 +67,11 @@ func parseParams(list []string) (agent.Params, error) {
 				return nil, fmt.Errorf("--param %q: %q is out of range (parameters are at most 2^40)", kv, f)
 			}
 			if err != nil {
+				// A misspelt name is the likelier mistake than its value
+				// (tik=1ms): say so first.
+				if unknown, hint := agent.UnknownParam(name); unknown {
+					return nil, fmt.Errorf("--param %q: %s is no parameter of the built-in ref%s, and %q is not an integer (homatest spec params lists each parameter and its default)", kv, name, hint, f)
+				}
 				return nil, fmt.Errorf("--param %q: %q is not an integer: give a whole number (homatest spec params lists each parameter and its default)", kv, f)
 			}
 			ints = append(ints, v)

@@ -25,6 +25,11 @@ func TestParamAliases(t *testing.T) {
 	if err := sp.Set("tick_ns", "5000000"); err != nil || sp.Tick.Milliseconds() != 5 {
 		t.Errorf("check's tick_ns=5000000: %v, tick %v; want 5ms", err, sp.Tick)
 	}
+	// A misspelt name with a duration: the old code said only that the
+	// value was not an integer.
+	if _, err := parseParams([]string{"tik=1ms"}); err == nil || !strings.Contains(err.Error(), "tik is no parameter of the built-in ref (did you mean tick?)") {
+		t.Errorf("parseParams(tik=1ms): %v; want the name refused with a hint naming tick", err)
+	}
 	if err := sp.Set("unsched", "5"); err == nil || !strings.Contains(err.Error(), "did you mean unsched_bytes or unsched_cutoffs?") {
 		t.Errorf("unknown parameter unsched: %v; want a hint naming unsched_bytes and unsched_cutoffs", err)
 	}
