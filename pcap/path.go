@@ -257,6 +257,11 @@ func OpenPath(path string, o ReaderOptions) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", streamName(path), err)
 	}
+	// The spool reads from its start again: a second section is compared
+	// with the first as in a file.
+	r.sec.fill = func(frames int) (sigLog, bool) {
+		return firstSectionKeys(func() (*Reader, error) { return NewReader(sp.newReader(o.Context), ReaderOptions{}) }, frames)
+	}
 	return r, nil
 }
 

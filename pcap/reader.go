@@ -189,6 +189,11 @@ func Open(path string, o ReaderOptions) (*Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("standard input: %w", err)
 		}
+		// Standard input cannot be read again: its first section is
+		// keyed as it is read (16 bytes a frame, up to sectionKeep), so
+		// zcat x.pcapng.gz | check - finds a repeated section as a file
+		// does (uncompared, a doubled capture failed 80 MUST rules).
+		r.sec.keepFirst = true
 		return r, nil
 	}
 	f, err := os.Open(path)
@@ -201,16 +206,19 @@ func Open(path string, o ReaderOptions) (*Reader, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	r.closer = f
-	r.sec.fill = func(frames int) (sigLog, bool) { return firstSectionKeys(path, frames) }
+	r.sec.fill = func(frames int) (sigLog, bool) {
+		return firstSectionKeys(func() (*Reader, error) { return Open(path, ReaderOptions{}) }, frames)
+	}
 	return r, nil
 }
 
-// firstSectionKeys reads the first frames frames of the file at path
-// again, as a reader of its own, and returns their keys (sectionTrack):
-// a pcapng's first section is keyed only once a second section is seen,
-// so a capture of one section pays nothing for repeat detection.
-func firstSectionKeys(path string, frames int) (sigLog, bool) {
-	r, err := Open(path, ReaderOptions{})
+// firstSectionKeys reads the first frames frames of the capture again,
+// as a reader of its own that open returns, and returns their keys
+// (sectionTrack): a pcapng's first section is keyed only once a second
+// section is seen, so a capture of one section pays nothing for repeat
+// detection.
+func firstSectionKeys(open func() (*Reader, error), frames int) (sigLog, bool) {
+	r, err := open()
 	if err != nil {
 		return sigLog{}, false
 	}

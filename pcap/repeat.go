@@ -220,7 +220,7 @@ func (s *Stats) SectionsNote() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the capture holds %d pcapng sections (starting at frames %s: captures joined into one file, as cat or mergecap -a does)", s.Sections, strings.Join(starts, ", "))
 	if s.SectionsUncompared {
-		b.WriteString("; the input could not be read again (standard input), so the sections were not compared and every frame is read")
+		b.WriteString("; the input could not be read again, so the sections were not compared and every frame is read")
 	} else if len(s.Repeats) == 0 {
 		b.WriteString("; none repeats another: every frame is read")
 	}

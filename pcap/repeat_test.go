@@ -140,3 +140,45 @@ func TestRepeatedSections(t *testing.T) {
 		t.Errorf("one section: %d sections from %v, repeats %v, note %q", st.Sections, st.SectionStarts, st.Repeats, st.SectionsNote())
 	}
 }
+
+// TestStdinSectionsCompared: standard input, which cannot be read again,
+// keys its first section as it is read, so a doubled capture piped in is
+// read once as a file is. Before, its sections went uncompared and check
+// judged every packet twice (a doubled PASS capture failed 80 MUST rules).
+func TestStdinSectionsCompared(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "stdin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(bytes.Join([][]byte{sectionOf(t, false, 9, -1), sectionOf(t, false, 9, -1)}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = old; f.Close() }()
+	// Open reads standard input once; OpenPath (check, rpcs, decode)
+	// reads it through a spool.
+	for name, open := range map[string]func(string, ReaderOptions) (*Reader, error){"Open": Open, "OpenPath": OpenPath} {
+		if _, err := f.Seek(0, 0); err != nil {
+			t.Fatal(err)
+		}
+		r, err := open("-", ReaderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+		st := r.Stats()
+		r.Close()
+		n := len(sampleFields())
+		if st.Sections != 2 || st.SectionsUncompared || st.Homa != n || len(st.Repeats) != 1 || !st.Repeats[0].Whole {
+			t.Errorf("%s: sections %d uncompared %v Homa %d (want %d) repeats %+v", name, st.Sections, st.SectionsUncompared, st.Homa, n, st.Repeats)
+		}
+	}
+}
