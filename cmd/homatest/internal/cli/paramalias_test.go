@@ -22,6 +22,11 @@ func TestParamAliases(t *testing.T) {
 	if err := sp.Set("link_bps", "1000000000"); err != nil || sp.LinkMbps != 1000 {
 		t.Errorf("check's link_bps=1000000000: %v, link_mbps %d; want 1000", err, sp.LinkMbps)
 	}
+	// Rounded up as an IUT's hello is: explore ran at link_bps=1500000
+	// and wrote link_mbps=2 into its .params, which check refused when given.
+	if err := sp.Set("link_bps", "1500000"); err != nil || sp.LinkMbps != 2 {
+		t.Errorf("check's link_bps=1500000: %v, link_mbps %d; want 2 (rounded up as a hello's)", err, sp.LinkMbps)
+	}
 	if err := sp.Set("tick_ns", "5000000"); err != nil || sp.Tick.Milliseconds() != 5 {
 		t.Errorf("check's tick_ns=5000000: %v, tick %v; want 5ms", err, sp.Tick)
 	}
