@@ -876,11 +876,13 @@ type pairData struct {
 	recv recvCache
 }
 
-// recvCache is a receiver's granting set and crowded entry, each nil
-// until the trace makes it.
+// recvCache is a receiver's granting and longIn sets, longDone heap and
+// crowded entry, each nil until the trace makes it (and then never
+// replaced).
 type recvCache struct {
-	granting map[*Message]*RPC
-	crowded  *time.Time
+	granting, longIn map[*Message]*RPC
+	longDone         *minHeap[*Message]
+	crowded          *time.Time
 }
 
 // noteCrowded sets crowded[R] to now when R, the receiver of pd's DATA,
@@ -895,8 +897,18 @@ func (t *Trace) noteCrowded(pd *pairData, now time.Time) {
 	if rc.granting == nil {
 		rc.granting = t.granting[pd.hp.to]
 	}
-	if len(rc.granting) <= 1 && t.Grantable(pd.hp.to, now) <= 1 {
-		return
+	if len(rc.granting) <= 1 {
+		// Grantable without hashing the address at every DATA.
+		if rc.longDone == nil {
+			rc.longDone = t.longDone[pd.hp.to]
+		}
+		t.forgetDone(pd.hp.to, rc.longDone, now)
+		if rc.longIn == nil {
+			rc.longIn = t.longIn[pd.hp.to]
+		}
+		if len(rc.longIn) <= 1 {
+			return
+		}
 	}
 	if rc.crowded == nil {
 		if rc.crowded = t.crowded[pd.hp.to]; rc.crowded == nil {
@@ -1444,16 +1456,20 @@ func (t *Trace) grantTrigger(r netip.Addr, m *Message) (int, bool) {
 // It forgets the messages complete for longer than slack (they never
 // count again unless more of their DATA shows up), in O(log n) each.
 func (t *Trace) Grantable(h netip.Addr, now time.Time) int {
-	if d := t.longDone[h]; d != nil {
-		for d.Len() > 0 && now.Sub(d.Min().CompleteTime) > t.P.Slack {
-			m := d.Pop()
-			m.doneFiled = false
-			if m.Complete && m.inLong {
-				t.dropLong(h, m)
-			}
+	t.forgetDone(h, t.longDone[h], now)
+	return len(t.longIn[h])
+}
+
+// forgetDone drops from h's longIn the messages of d, h's longDone heap
+// (nil: none), complete for longer than slack before now.
+func (t *Trace) forgetDone(h netip.Addr, d *minHeap[*Message], now time.Time) {
+	for d != nil && d.Len() > 0 && now.Sub(d.Min().CompleteTime) > t.P.Slack {
+		m := d.Pop()
+		m.doneFiled = false
+		if m.Complete && m.inLong {
+			t.dropLong(h, m)
 		}
 	}
-	return len(t.longIn[h])
 }
 
 // RecentlyEnded returns how many of host h's long messages (longIn) an
