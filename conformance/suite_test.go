@@ -431,6 +431,17 @@ func TestHeldUpTesters(t *testing.T) {
 		// part inside it is now (stall.Within), and the BUSY is still
 		// missing after it.
 		{"no-busy", "", "8,50ms,20ms", "323,100ms,250ms", 250 * time.Millisecond, true, "RESEND-busy"},
+		// The IUT frozen every 40 ms up to 30 ms: its timer counts
+		// passes, so the call RESEND-timeout-one lets time out ends
+		// 153-163 ms after its request (timeout_ticks 100 of 1 ms
+		// allow 152), late by what many short freezes lost between
+		// them. Asking one freeze to have lost a quarter of the bound
+		// failed the clean IUT at seeds 3 and 5 ("had not ended
+		// 152.002ms after its server went silent"), as a namespaces
+		// run under load failed the ref; a faulty one still fails.
+		{"", "RESEND-timeout-one", "", "3,40ms,30ms", 30 * time.Millisecond, false, ""},
+		{"", "RESEND-timeout-one", "", "5,40ms,30ms", 30 * time.Millisecond, false, ""},
+		{"late-resend", "RESEND-timeout-one", "", "3,40ms,30ms", 30 * time.Millisecond, true, "RESEND-timeout-one"},
 	} {
 		dir := t.TempDir()
 		out := filepath.Join(dir, "result.json")

@@ -825,12 +825,18 @@ func (r *run) arrive(a arrival) {
 	case FateDup:
 		handle("")()
 		r.at(r.now+20*time.Microsecond, handle(fmt.Sprintf("network duplicate: sent in reaction to the second copy of the IUT's frame %d, which the explored network duplicated", frame)))
-	case FateDelay:
-		r.at(r.now+30*time.Microsecond, handle(late))
-		x.netAt = max(x.netAt, r.now+30*time.Microsecond)
-	case FateLong:
-		r.at(r.now+r.p.Ticks(r.p.ResendTicks+1), handle(late))
-		x.netAt = max(x.netAt, r.now+r.p.Ticks(r.p.ResendTicks+1))
+	case FateDelay, FateLong:
+		d := 30 * time.Microsecond
+		if fate == FateLong {
+			d = r.p.Ticks(r.p.ResendTicks + 1)
+		}
+		r.at(r.now+d, handle(late))
+		// A packet of no RPC of the case's (x nil: the explored network
+		// decides its fate all the same) has no RPC to note it on: a
+		// namespaces session panicked here.
+		if x != nil {
+			x.netAt = max(x.netAt, r.now+d)
+		}
 	default:
 		handle("")()
 	}

@@ -60,10 +60,10 @@ func writeScript(s *session, f *Found, out *outcome) string {
 	} else if d := appRuleDoc[f.Rule]; d != "" {
 		fmt.Fprintf(&b, "# The check: %s\n", d)
 	}
-	fmt.Fprintf(&b, "# Found by homatest explore (seed %d, case %d, after %v); shrunk from %d to %d tester packets in %d runs.\n",
-		s.cfg.Seed, f.Case, f.After.Round(time.Millisecond), f.OriginalPackets, f.Packets, f.ShrinkRuns)
+	fmt.Fprintf(&b, "# Found by homatest explore (seed %d, case %d, after %v); %s.\n",
+		s.cfg.Seed, f.Case, f.After.Round(time.Millisecond), f.ShrinkText())
 	if f.Unstable {
-		fmt.Fprintf(&b, "# Unstable: the shrunk case did not fail when run again (real time): the lines below are its last failing run; replay it several times.\n")
+		fmt.Fprintf(&b, "# Unstable: %s.\n", f.UnstableWhy())
 	}
 	replay := "homatest explore --replay FILE"
 	if s.cfg.ReplayCommand != nil {

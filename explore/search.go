@@ -172,9 +172,16 @@ type Found struct {
 	Packets         int `json:"packets"`
 	OriginalPackets int `json:"original_packets"`
 	ShrinkRuns      int `json:"shrink_runs"`
-	// Unstable says the last run of the shrunk case did not fail again
-	// (real time only): the failure depends on timing, and the script
-	// and capture are of the shrunk case's last failing run.
+	// Reruns and Refailed count the reruns of the case as found before
+	// shrinking (real time only: stableReruns) and those that failed
+	// again with the rule.
+	Reruns   int `json:"reruns,omitempty"`
+	Refailed int `json:"refailed,omitempty"`
+	// Unstable says the failure depends on timing (real time only): a
+	// rerun of the case as found did not fail again with the rule, or
+	// the last run of the shrunk case did not. The script and capture are
+	// then of the last failing run, and the shrunk case, if any, is not
+	// shown minimal (UnstableWhy says which).
 	Unstable bool `json:"unstable,omitempty"`
 	// Script is the replay script of the shrunk case (see Replay).
 	Script string `json:"-"`
@@ -220,6 +227,9 @@ type worldInfo struct {
 	impl    string
 	version string
 	mtu     uint32
+	// virtual: the world runs in virtual time (the simulator), where a
+	// case's run is the same every time.
+	virtual bool
 }
 
 // entry is a corpus case: one that found coverage no earlier case had.
@@ -250,7 +260,7 @@ func newSession(ctx context.Context, cfg Config) (*session, func(), error) {
 		return nil, nil, err
 	}
 	s.info = worldInfo{params: w.info.Params, judged: w.params, hosts: len(w.hosts), profile: w.ce.Profile, impl: w.info.Impl,
-		version: w.info.Version, mtu: maxSegData(w.info)}
+		version: w.info.Version, mtu: maxSegData(w.info), virtual: w.virtual}
 	rules := cfg.Rules
 	if rules == nil {
 		rules = spec.Rules()

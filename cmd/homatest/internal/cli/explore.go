@@ -250,10 +250,9 @@ func (o *exploreOpts) text(w io.Writer, res *explore.Result, paths []failurePath
 	}
 	for i, f := range res.Failures {
 		fmt.Fprintf(w, "FAIL %s %s: %s\n", f.Rule, f.Level, f.Why)
-		fmt.Fprintf(w, "  found after %v (case %d); shrunk from %d to %d tester packets in %d runs\n",
-			f.After.Round(10*time.Millisecond), f.Case, f.OriginalPackets, f.Packets, f.ShrinkRuns)
+		fmt.Fprintf(w, "  found after %v (case %d); %s\n", f.After.Round(10*time.Millisecond), f.Case, f.ShrinkText())
 		if f.Unstable {
-			fmt.Fprintf(w, "  unstable: the shrunk case did not fail when run again (real time); replay it several times\n")
+			fmt.Fprintf(w, "  unstable: %s\n", f.UnstableWhy())
 		}
 		if i < len(paths) && paths[i].script == "" {
 			fmt.Fprintf(w, "  interrupted while shrinking: no script (rerun with the same --seed to find it again)\n")
