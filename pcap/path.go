@@ -259,9 +259,7 @@ func OpenPath(path string, o ReaderOptions) (*Reader, error) {
 	}
 	// The spool reads from its start again: a second section is compared
 	// with the first as in a file.
-	r.sec.fill = func(frames int) (sigLog, bool) {
-		return firstSectionKeys(func() (*Reader, error) { return NewReader(sp.newReader(o.Context), ReaderOptions{}) }, frames)
-	}
+	r.sec.open = func() (*Reader, error) { return NewReader(sp.newReader(o.Context), ReaderOptions{}) }
 	return r, nil
 }
 
