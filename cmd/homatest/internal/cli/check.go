@@ -148,7 +148,7 @@ says how many findings the drops made inconclusive (JSON capture_drops,
 capture_drop_excused, capture_drops_hint).
 
 --annotate OUT writes the capture back as pcapng (an OUT named .pcap is
-refused) with each violation as a packet comment on its frame ("RULE LEVEL: reason"; Wireshark shows them as
+refused; a pcapng's sections are kept) with each violation as a packet comment on its frame ("RULE LEVEL: reason"; Wireshark shows them as
 frame.comment, and the dissector of homatest wireshark dissector as Expert
 Info).
 
