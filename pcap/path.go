@@ -260,6 +260,7 @@ func OpenPath(path string, o ReaderOptions) (*Reader, error) {
 	// The spool reads from its start again: a second section is compared
 	// with the first as in a file.
 	r.sec.open = func() (*Reader, error) { return NewReader(sp.newReader(o.Context), ReaderOptions{}) }
+	r.raw = func() (io.ReadCloser, error) { return io.NopCloser(sp.newReader(o.Context)), nil }
 	return r, nil
 }
 

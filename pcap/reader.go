@@ -178,6 +178,14 @@ type Reader struct {
 	// sec follows a pcapng's sections and skips those that repeat an
 	// earlier one (sectionTrack).
 	sec sectionTrack
+	// raw opens the input's bytes again from its start (nil: it cannot
+	// be): resync reads on past a section cut short.
+	raw func() (io.ReadCloser, error)
+	// resumed is the offset of the section header resync read on from
+	// last, resumedAt the frames read before it (a later cut is looked
+	// for from there).
+	resumed   int64
+	resumedAt int
 }
 
 // Open opens a capture file. Errors name the file and say what is wrong:
@@ -202,6 +210,7 @@ func Open(path string, o ReaderOptions) (*Reader, error) {
 	}
 	r.closer = f
 	r.sec.open = func() (*Reader, error) { return Open(path, ReaderOptions{}) }
+	r.raw = func() (io.ReadCloser, error) { return os.Open(path) }
 	return r, nil
 }
 
@@ -348,6 +357,7 @@ func (r *Reader) Stats() Stats {
 	s.DropsCauseUnsaid = r.unsaid
 	s.Sections, s.SectionStarts, s.Repeats = r.sec.sections()
 	s.SectionsUncompared = r.sec.uncompared()
+	s.SectionCuts = slices.Clone(r.sec.cuts)
 	return s
 }
 
@@ -424,6 +434,9 @@ func (r *Reader) Next() (*Frame, error) {
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil, io.EOF
+			}
+			if r.resync(err) {
+				continue
 			}
 			return nil, fmt.Errorf("read frame %d: %w", r.n+1, ngVersion(err))
 		}

@@ -2,6 +2,7 @@ package pcap
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -28,10 +29,13 @@ type SectionRepeat struct {
 	Of         int `json:"of"`
 	FirstFrame int `json:"first_frame"`
 	Frames     int `json:"frames"`
-	// Whole is always set: only a section that holds exactly section
-	// Of's frames, no more and no fewer, is a repeat (the file joined
-	// with itself, cat a.pcapng a.pcapng); a section that only starts
-	// as another does is read whole.
+	// Whole is set when the section holds exactly section Of's frames,
+	// no more and no fewer (the file joined with itself, cat a.pcapng
+	// a.pcapng), and the whole section is skipped. Only where section Of
+	// was cut short in mid-block (SectionCut: cat of a capture cut short
+	// and the whole one) is a section that starts with all of its frames
+	// a repeat too, of those frames only, and the rest of it read; a
+	// section that only starts as another does is read whole.
 	Whole bool `json:"whole"`
 }
 
@@ -78,15 +82,41 @@ type sectionTrack struct {
 	// unkeyed is set when a section could not be compared for want of
 	// open.
 	unkeyed bool
+	// cuts lists the sections cut short in mid-block that another
+	// section header followed (Reader.resync); skipLeft counts the frames
+	// of the current section still to skip as a cut section's repeat.
+	cuts     []SectionCut
+	skipLeft int
 }
 
 // secInfo is what sectionTrack keeps of a section: the frame number of
 // its first frame (0: none yet), its frame count, its first frame's
-// frameSig and whether it repeats an earlier section.
+// frameSig, whether it repeats an earlier section and whether it was cut
+// short in mid-block (SectionCut).
 type secInfo struct {
 	start, n int
 	first    frameSig
-	rep      bool
+	rep, cut bool
+	// whole, for a section cut short, counts its frames read whole
+	// (pcapgo may read the cut block as one more frame, its last bytes
+	// the next header's).
+	whole int
+}
+
+// cutShort notes that the current section ends cut short (c, whose
+// Section it fills in), its frames up to frame whole (a frame number of
+// the file) read whole: the next section header follows the cut block.
+func (s *sectionTrack) cutShort(c SectionCut, whole int) {
+	if s.secs == nil {
+		s.secs = []secInfo{{}}
+	}
+	e := &s.secs[len(s.secs)-1]
+	e.cut = true
+	if e.n > 0 {
+		e.whole = max(whole-e.start+1, 0)
+	}
+	c.Section = len(s.secs)
+	s.cuts = append(s.cuts, c)
 }
 
 // newSection notes that a new section header was read: the next frame
@@ -96,7 +126,7 @@ func (s *sectionTrack) newSection() {
 		s.secs = []secInfo{{}}
 	}
 	s.secs = append(s.secs, secInfo{})
-	s.skip = false
+	s.skip, s.skipLeft = false, 0
 }
 
 // frame notes frame number n (data, as read with ci) and reports whether
@@ -108,11 +138,14 @@ func (s *sectionTrack) frame(n int, data []byte, ci *gopacket.CaptureInfo) bool 
 	c := &s.secs[len(s.secs)-1]
 	c.n++
 	if c.n > 1 {
+		if s.skipLeft > 0 {
+			s.skipLeft--
+			return true
+		}
 		return s.skip
 	}
 	c.start, c.first = n, sigOf(data, ci)
-	s.skip = len(s.secs) > 1 && s.repeated(n)
-	return s.skip
+	return len(s.secs) > 1 && s.repeated(n)
 }
 
 // sigOf returns the frameSig of a frame (data, read with ci).
@@ -129,7 +162,9 @@ func sameSig(a, b frameSig) bool {
 }
 
 // repeated reports whether the current section, whose first frame is
-// frame n, repeats an earlier section whole, and notes the repeat.
+// frame n, repeats an earlier section whole (s.skip is set: its frames
+// are skipped) or starts with all the frames of one cut short (skipLeft
+// counts the rest of them to skip), and notes the repeat.
 func (s *sectionTrack) repeated(n int) bool {
 	j := len(s.secs) - 1
 	for q := range j {
@@ -141,11 +176,21 @@ func (s *sectionTrack) repeated(n int) bool {
 			s.unkeyed = true
 			return false
 		}
-		if !sameSections(s.open, e.start, e.n, n) {
+		cmp := e.n
+		if e.cut {
+			cmp = e.whole
+		}
+		if cmp == 0 || !sameSections(s.open, e.start, cmp, n, e.cut) {
 			continue
 		}
-		s.secs[j].rep = true
-		s.repeats = append(s.repeats, SectionRepeat{Section: j + 1, Of: q + 1, FirstFrame: n, Frames: e.n, Whole: true})
+		s.repeats = append(s.repeats, SectionRepeat{Section: j + 1, Of: q + 1, FirstFrame: n, Frames: e.n, Whole: !e.cut})
+		if e.cut {
+			// A section cut short, then the capture whole: the cut
+			// one's frames are the whole one's first, skipped once.
+			s.skipLeft = e.n - 1
+			return true
+		}
+		s.secs[j].rep, s.skip = true, true
 		return true
 	}
 	return false
@@ -156,8 +201,10 @@ func (s *sectionTrack) repeated(n int) bool {
 // (frame numbers of the input open reads): each frame the same bytes,
 // lengths and interface at a time within sectionTimeSlack, and the
 // section ending (another section, or the end of the input) after the
-// last. It reads the input twice more, with two readers of its own.
-func sameSections(open func() (*Reader, error), from, frames, at int) bool {
+// last, unless prefix (the earlier section was cut short: the later one
+// may hold more). It reads the input twice more, with two readers of its
+// own.
+func sameSections(open func() (*Reader, error), from, frames, at int, prefix bool) bool {
 	var a, b rawProbe
 	if !a.open(open) {
 		return false
@@ -181,6 +228,9 @@ func sameSections(open func() (*Reader, error), from, frames, at int) bool {
 		}
 	}
 	// The section must end there: a longer one is another capture.
+	if prefix {
+		return true
+	}
 	if a.next() {
 		return a.section() != secA
 	}
@@ -203,9 +253,13 @@ func (p *rawProbe) open(open func() (*Reader, error)) bool {
 	return p.err == nil
 }
 
-// next reads the next frame (false: the end, or an error).
+// next reads the next frame (false: the end, or an error), past a
+// section cut short as the reader does (Reader.resync).
 func (p *rawProbe) next() bool {
 	p.data, _, p.err = p.r.read(&p.ci)
+	for p.err != nil && !errors.Is(p.err, io.EOF) && p.r.resync(p.err) {
+		p.data, _, p.err = p.r.read(&p.ci)
+	}
 	if p.err != nil {
 		return false
 	}
@@ -266,7 +320,17 @@ func (s *Stats) SectionsNote() string {
 	} else if len(s.Repeats) == 0 {
 		b.WriteString("; none repeats another: every frame is read")
 	}
+	for _, c := range s.SectionCuts {
+		fmt.Fprintf(&b, "; section %d is cut short after frame %d (a block cut in mid-write at byte %d, and %d bytes on, another section header: a capture cut short with another joined after it, as cat does), and the frames of the section after it are read", c.Section, c.AfterFrame, c.Offset, c.Skipped)
+		if c.Whole < c.AfterFrame {
+			fmt.Fprintf(&b, " (frame %d is the cut block's, its last bytes the next header's)", c.AfterFrame)
+		}
+	}
 	for _, r := range s.Repeats {
+		if !r.Whole {
+			fmt.Fprintf(&b, "; section %d (from frame %d) starts with the frames of section %d, which was cut short (the same bytes, timestamps, interfaces and lengths): the capture cut short and then whole, so its first %s were skipped, every packet counted once, and the rest of section %d read", r.Section, r.FirstFrame, r.Of, plural.Of(r.Frames, "frame", "frames"), r.Section)
+			continue
+		}
 		fmt.Fprintf(&b, "; section %d (from frame %d) repeats section %d frame for frame (%s with the same bytes, timestamps, interfaces and lengths, and no more): the same packets written twice, so its frames were skipped and every packet counted once", r.Section, r.FirstFrame, r.Of, plural.Of(r.Frames, "frame", "frames"))
 	}
 	return b.String()
