@@ -291,6 +291,13 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 			// stop at the damage with a write error that blames OUT.
 			return usageErr(fmt.Errorf("--annotate %s: not written: %s", o.annotate, reports[0].Damaged))
 		}
+		if st := reports[0].Stats; st != nil && len(st.SectionCuts) > 0 {
+			// A cut block cannot be written as it is, and written whole
+			// the cut section would not read as the input's does (its
+			// frames then read twice).
+			c := st.SectionCuts[0]
+			return usageErr(fmt.Errorf("--annotate %s: not written: section %d of the capture is cut short in mid-block after frame %d, another section following, which a pcapng copy cannot keep (the findings are in this report)", o.annotate, c.Section, c.AfterFrame))
+		}
 		if err := writeAnnotated(cmd.ErrOrStderr(), o.annotate, files[0], reports[0].Report); err != nil {
 			return usageErr(err)
 		}
