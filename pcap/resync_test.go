@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -54,5 +57,42 @@ func TestSectionCutThenWhole(t *testing.T) {
 	_, err := readAll(t, bytes.Join([][]byte{a[:len(a)-10], a}, nil))
 	if err == nil || errors.Is(err, io.EOF) {
 		t.Errorf("a stream's read past a cut: %v, want the damage", err)
+	}
+}
+
+// TestSectionCutThenWholeStream: a stream (a named pipe, as standard
+// input) reads on past the cut as a file does, from its spool, and finds
+// the whole capture after its cut copy. Before this test's fix its
+// section comparison could not read past the cut (every frame read).
+func TestSectionCutThenWholeStream(t *testing.T) {
+	a := sectionOf(t, false, 9, -1)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		f.Write(bytes.Join([][]byte{a[:len(a)-10], a}, nil))
+		f.Close()
+	}()
+	r, err := OpenPath(fifo, ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		if _, err := r.Next(); err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	n := len(sampleFields())
+	if st := r.Stats(); st.Homa != n || len(st.SectionCuts) != 1 || len(st.Repeats) != 1 {
+		t.Errorf("Homa %d (want %d), cuts %+v, repeats %+v", st.Homa, n, st.SectionCuts, st.Repeats)
 	}
 }
