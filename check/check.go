@@ -295,20 +295,26 @@ type FileReport struct {
 	// as if it had stopped), and the check still fails (exit 2), since
 	// what came after is unknown.
 	Damaged string `json:"damaged,omitempty"`
+	// onePort is set for a capture of switch ports that holds one port
+	// (explore's capture of the IUT's link): every packet in it once,
+	// as sent or as delivered (HomaCount).
+	onePort bool
 }
 
 // HomaCount says in words how many Homa frames the file held
 // (Stats.Homa): "N Homa packets", or, for a capture of switch ports
 // (CapturePoint "ports"), which holds a packet once on its sender's port
 // as sent and once on its receiver's as delivered, "N Homa frames (a
-// packet sent and delivered is two)". check's text and HTML reports
-// both say it so.
+// packet sent and delivered is two)"; a capture of one port holds each
+// packet once (its other end has no port in it: explore's capture of the
+// IUT's link), "N Homa packets". check's text and HTML reports both say
+// it so.
 func (fr *FileReport) HomaCount() string {
 	n := 0
 	if fr.Stats != nil {
 		n = fr.Stats.Homa
 	}
-	if fr.CapturePoint == "ports" {
+	if fr.CapturePoint == "ports" && !fr.onePort {
 		return plural.Of(n, "Homa frame", "Homa frames") + " (a packet sent and delivered is two)"
 	}
 	return plural.Of(n, "Homa packet", "Homa packets")
@@ -605,6 +611,7 @@ func checkFile(o Options, file string) FileReport {
 	}
 	sort.Strings(fr.Testers)
 	fr.CapturePoint, fr.CapturePointWhy = plan.String(), plan.why
+	fr.onePort = plan.mode == portViews && len(plan.ports) == 1
 	fr.CaptureDropsFrom, fr.CaptureDropsHint = dropsHint(rep, st, o.CaptureDrops)
 	fr.SnapHint = snapHint(st, unseenExcused(rep), "no rule could judge the capture")
 	if notes := st.FrameDamage(); len(notes) > 0 {

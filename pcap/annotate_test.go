@@ -2,10 +2,12 @@ package pcap
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -190,4 +192,54 @@ func TestAnnotateKeepsDropCauses(t *testing.T) {
 			t.Errorf("%s: original's unreadable drops %d, want %d", tc.app, orig.UnreadableDrops, tc.unreadable)
 		}
 	}
+}
+
+// TestAnnotateKeepsSections: the copy of a pcapng of several sections
+// keeps them, so that it reads as the input does: a doubled capture's
+// second section is still found to repeat the first (read once), and
+// the copy of two different sections holds both. Before, the copy was
+// one section: a doubled capture's packets were all read twice (check
+// of the copy failed 80 MUST rules where the input passed).
+func TestAnnotateKeepsSections(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sections [][]byte
+	}{
+		{"doubled", [][]byte{sectionOf(t, false, 9, -1), sectionOf(t, true, 9, -1)}},
+		{"tripled, 2^-32 s", [][]byte{sectionOf(t, false, 0x80|32, -1), sectionOf(t, false, 0x80|32, -1), sectionOf(t, false, 0x80|32, -1)}},
+		{"repeats until the GRANT", [][]byte{sectionOf(t, false, 9, -1), sectionOf(t, false, 9, 1)}},
+		{"an empty section between", [][]byte{sectionOf(t, false, 9, -1), emptySection(), sectionOf(t, false, 9, -1)}},
+		{"drops in each", [][]byte{dropsCapture(t, "homatest", 7, 5), dropsCapture(t, "dumpcap", 3, 0)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := bytes.Join(tc.sections, nil)
+			var out bytes.Buffer
+			if _, err := Annotate(bytes.NewReader(in), &out, map[int][]string{2: {"HOMA-X-001 MUST: a"}}, "checked"); err != nil {
+				t.Fatal(err)
+			}
+			orig, _ := readNumbered(t, in)
+			got, _ := readNumbered(t, out.Bytes())
+			if got.Frames != orig.Frames || got.Homa != orig.Homa || got.Sections != orig.Sections || got.Other[OtherRepeatedSection] != orig.Other[OtherRepeatedSection] ||
+				!slices.Equal(got.Repeats, orig.Repeats) || !slices.Equal(got.SectionStarts, orig.SectionStarts) {
+				t.Errorf("copy: frames %d Homa %d sections %d from %v repeats %+v; input: %d, %d, %d from %v, %+v",
+					got.Frames, got.Homa, got.Sections, got.SectionStarts, got.Repeats, orig.Frames, orig.Homa, orig.Sections, orig.SectionStarts, orig.Repeats)
+			}
+			if got.CaptureDrops != orig.CaptureDrops || got.UnreadableDrops != orig.UnreadableDrops || got.DropsCauseUnsaid != orig.DropsCauseUnsaid {
+				t.Errorf("copy's drops %d, unreadable %d, unsaid %v; input's %d, %d, %v",
+					got.CaptureDrops, got.UnreadableDrops, got.DropsCauseUnsaid, orig.CaptureDrops, orig.UnreadableDrops, orig.DropsCauseUnsaid)
+			}
+			comments, err := SectionComments(bytes.NewReader(out.Bytes()))
+			if err != nil || len(comments) != 1 || comments[0] != "checked" {
+				t.Errorf("section comments %q (%v), want the first section's \"checked\" only", comments, err)
+			}
+		})
+	}
+}
+
+// emptySection is a pcapng section of one interface and no frame.
+func emptySection() []byte {
+	n := &ngBlocks{order: binary.LittleEndian}
+	n.shb()
+	n.idb(1, 9, 0)
+	return n.b
 }

@@ -218,6 +218,9 @@ type Stats struct {
 	// the first is read again only once a second appears, and standard
 	// input cannot be read again.
 	SectionsUncompared bool `json:"pcapng_sections_uncompared,omitempty"`
+	// SectionCuts lists the sections cut short in mid-block that another
+	// section header follows, which the reader reads on from.
+	SectionCuts []SectionCut `json:"pcapng_sections_cut,omitempty"`
 }
 
 // SnapUnseen returns the frames whose Homa header the snap length cut of

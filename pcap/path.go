@@ -259,8 +259,13 @@ func OpenPath(path string, o ReaderOptions) (*Reader, error) {
 	}
 	// The spool reads from its start again: a second section is compared
 	// with the first as in a file.
-	r.sec.fill = func(frames int) (sigLog, bool) {
-		return firstSectionKeys(func() (*Reader, error) { return NewReader(sp.newReader(o.Context), ReaderOptions{}) }, frames)
+	r.raw = func() (io.ReadCloser, error) { return io.NopCloser(sp.newReader(o.Context)), nil }
+	r.sec.open = func() (*Reader, error) {
+		s, err := NewReader(sp.newReader(o.Context), ReaderOptions{})
+		if err == nil {
+			s.raw = r.raw // its probes read on past a cut section too
+		}
+		return s, err
 	}
 	return r, nil
 }

@@ -178,6 +178,14 @@ type Reader struct {
 	// sec follows a pcapng's sections and skips those that repeat an
 	// earlier one (sectionTrack).
 	sec sectionTrack
+	// raw opens the input's bytes again from its start (nil: it cannot
+	// be): resync reads on past a section cut short.
+	raw func() (io.ReadCloser, error)
+	// resumed is the offset of the section header resync read on from
+	// last, resumedAt the frames read before it (a later cut is looked
+	// for from there).
+	resumed   int64
+	resumedAt int
 }
 
 // Open opens a capture file. Errors name the file and say what is wrong:
@@ -185,16 +193,11 @@ type Reader struct {
 // The path "-" reads standard input.
 func Open(path string, o ReaderOptions) (*Reader, error) {
 	if path == "-" {
-		r, err := NewReader(os.Stdin, o)
-		if err != nil {
-			return nil, fmt.Errorf("standard input: %w", err)
-		}
-		// Standard input cannot be read again: its first section is
-		// keyed as it is read (16 bytes a frame, up to sectionKeep), so
-		// zcat x.pcapng.gz | check - finds a repeated section as a file
-		// does (uncompared, a doubled capture failed 80 MUST rules).
-		r.sec.keepFirst = true
-		return r, nil
+		// Standard input cannot be read again: its spool can (OpenPath),
+		// so that a section is compared with an earlier one as in a file
+		// (uncompared, zcat x.pcapng.gz | check - judged a doubled
+		// capture's packets twice: 80 MUST rules failed).
+		return OpenPath(path, o)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -206,34 +209,9 @@ func Open(path string, o ReaderOptions) (*Reader, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	r.closer = f
-	r.sec.fill = func(frames int) (sigLog, bool) {
-		return firstSectionKeys(func() (*Reader, error) { return Open(path, ReaderOptions{}) }, frames)
-	}
+	r.sec.open = func() (*Reader, error) { return Open(path, ReaderOptions{}) }
+	r.raw = func() (io.ReadCloser, error) { return os.Open(path) }
 	return r, nil
-}
-
-// firstSectionKeys reads the first frames frames of the capture again,
-// as a reader of its own that open returns, and returns their keys
-// (sectionTrack): a pcapng's first section is keyed only once a second
-// section is seen, so a capture of one section pays nothing for repeat
-// detection.
-func firstSectionKeys(open func() (*Reader, error), frames int) (sigLog, bool) {
-	r, err := open()
-	if err != nil {
-		return sigLog{}, false
-	}
-	defer r.Close()
-	r.limit = frames
-	r.sec.keepFirst = true
-	for {
-		if _, err := r.Next(); err != nil {
-			break
-		}
-	}
-	if len(r.sec.secs) == 0 || r.sec.secs[0].n != frames {
-		return sigLog{}, false
-	}
-	return r.sec.secs[0], true
 }
 
 // readBuffer is the size of a Reader's input buffer. At 64 KiB a large
@@ -379,6 +357,7 @@ func (r *Reader) Stats() Stats {
 	s.DropsCauseUnsaid = r.unsaid
 	s.Sections, s.SectionStarts, s.Repeats = r.sec.sections()
 	s.SectionsUncompared = r.sec.uncompared()
+	s.SectionCuts = slices.Clone(r.sec.cuts)
 	return s
 }
 
@@ -455,6 +434,9 @@ func (r *Reader) Next() (*Frame, error) {
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil, io.EOF
+			}
+			if r.resync(err) {
+				continue
 			}
 			return nil, fmt.Errorf("read frame %d: %w", r.n+1, ngVersion(err))
 		}

@@ -1,8 +1,11 @@
 package pcap
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"slices"
 	"strings"
 
@@ -12,31 +15,34 @@ import (
 )
 
 // OtherRepeatedSection is Stats.Other's kind for a frame of a pcapng
-// section that repeats an earlier section's frame at the same place
-// (sectionTrack): the same capture twice in one file, read once.
+// section that repeats an earlier section whole (sectionTrack): the same
+// capture twice in one file, read once.
 const OtherRepeatedSection = "repeated section"
 
 // SectionRepeat says that a pcapng section repeats an earlier one.
 type SectionRepeat struct {
 	// Section repeats section Of (both 1-based, in file order) from its
-	// first frame, FirstFrame (a frame number of the file), for Frames
-	// frames: each has the timestamp, interface, lengths and leading
-	// bytes of the frame at the same place in section Of.
+	// first frame, FirstFrame (a frame number of the file): both hold
+	// Frames frames, each with the bytes, timestamp, interface and
+	// lengths of the frame at the same place in the other.
 	Section    int `json:"section"`
 	Of         int `json:"of"`
 	FirstFrame int `json:"first_frame"`
 	Frames     int `json:"frames"`
 	// Whole is set when the section holds exactly section Of's frames,
-	// no more and no fewer: the file joined with itself (cat a.pcapng
-	// a.pcapng).
+	// no more and no fewer (the file joined with itself, cat a.pcapng
+	// a.pcapng), and the whole section is skipped. Only where section Of
+	// was cut short in mid-block (SectionCut: cat of a capture cut short
+	// and the whole one) is a section that starts with all of its frames
+	// a repeat too, of those frames only, and the rest of it read; a
+	// section that only starts as another does is read whole.
 	Whole bool `json:"whole"`
 }
 
-// sectionKeyBytes is how many leading bytes of a frame its key hashes:
-// the link, IP and Homa headers (a DATA header and its first segment's
-// included, behind a VLAN tag and IPv6).
-// With the timestamp, interface and lengths they tell frames apart;
-// hashing whole frames would cost about as much as reading them.
+// sectionKeyBytes is how many leading bytes of a frame the key of a
+// section's first frame hashes: the link, IP and Homa headers (a DATA
+// header and its first segment's included, behind a VLAN tag and IPv6).
+// The key only picks the earlier sections worth comparing whole.
 const sectionKeyBytes = 128
 
 // sectionTimeSlack is how far apart the timestamps of a frame and its
@@ -47,163 +53,253 @@ const sectionTimeSlack = 1
 
 // sectionTrack follows a pcapng's sections (a new section header resets
 // the interfaces: captures joined with cat or mergecap -a) and finds a
-// section that repeats an earlier one: from its first frame, each frame
-// has the key (sectionKey) of the frame at the same place in that
-// earlier section. Those frames are the same packets captured once and
-// written twice, so the reader skips them (Stats.Other's
+// section that repeats an earlier one whole: as many frames, each with
+// the bytes, lengths, interface and timestamp of the frame at the same
+// place in that earlier section. Those frames are the same packets
+// captured once and written twice, so the reader skips them (Stats.Other's
 // OtherRepeatedSection): counted twice, every RPC of the capture was
 // counted twice (homatest rpcs), and checked twice, each packet seemed
-// sent twice. The first frame that differs ends the repeat: it and the
-// rest of its section are read.
+// sent twice. Only a whole section is taken for a repeat: two different
+// captures may start alike (the same synthetic packets at the same
+// times) and a section that only starts as another does is another
+// capture, read whole.
+//
+// Only each section's first frame is kept (its key, sigOf); a section
+// whose first frame is an earlier section's is compared with it by
+// reading both again (open, sameSections): memory stays flat in the
+// number of frames, and a capture of one section pays nothing but a
+// count per frame.
 type sectionTrack struct {
-	// secs holds every section's frames' keys, in file order; kept
-	// counts the keys held (at most sectionKeep); cur is the current
-	// section's index and starts the frame numbers its sections start
-	// at (the first section's is 1).
-	secs   []sigLog
-	kept   int
-	cur    int
-	starts []int
-	// of is the earlier section the current one repeats so far (-1:
-	// none), pos how many of the current section's frames were read.
-	of, pos int
-	// repeats holds the repeats found, the current section's last.
+	// secs holds each section read so far, the current one last.
+	secs []secInfo
+	// skip is set while the current section repeats an earlier one.
+	skip bool
+	// repeats holds the repeats found, in file order.
 	repeats []SectionRepeat
-	// fill reads the file's first frames again and returns their keys
-	// (nil: the input cannot be read again, as standard input); the
-	// first section is keyed by it only when a second section starts,
-	// unless keepFirst (the reader fill opens) keys it as read.
-	fill      func(frames int) (sigLog, bool)
-	keepFirst bool
-	// unkeyed is set when the first section could not be keyed: no
-	// section is compared with any other.
+	// open returns a new reader of the same input from its start (nil:
+	// it cannot be read again, as a reader of an io.Reader).
+	open func() (*Reader, error)
+	// unkeyed is set when a section could not be compared for want of
+	// open.
 	unkeyed bool
+	// cuts lists the sections cut short in mid-block that another
+	// section header followed (Reader.resync); skipLeft counts the frames
+	// of the current section still to skip as a cut section's repeat.
+	cuts     []SectionCut
+	skipLeft int
+}
+
+// secInfo is what sectionTrack keeps of a section: the frame number of
+// its first frame (0: none yet), its frame count, its first frame's
+// frameSig, whether it repeats an earlier section and whether it was cut
+// short in mid-block (SectionCut).
+type secInfo struct {
+	start, n int
+	first    frameSig
+	rep, cut bool
+	// whole, for a section cut short, counts its frames read whole
+	// (pcapgo may read the cut block as one more frame, its last bytes
+	// the next header's).
+	whole int
+}
+
+// cutShort notes that the current section ends cut short (c, whose
+// Section it fills in), its frames up to frame whole (a frame number of
+// the file) read whole: the next section header follows the cut block.
+func (s *sectionTrack) cutShort(c SectionCut, whole int) {
+	if s.secs == nil {
+		s.secs = []secInfo{{}}
+	}
+	e := &s.secs[len(s.secs)-1]
+	e.cut = true
+	if e.n > 0 {
+		e.whole = max(whole-e.start+1, 0)
+	}
+	c.Section = len(s.secs)
+	s.cuts = append(s.cuts, c)
 }
 
 // newSection notes that a new section header was read: the next frame
-// is the first of section cur+1.
+// is the first of a new section.
 func (s *sectionTrack) newSection() {
-	s.init()
-	if s.cur == 0 && !s.keepFirst {
-		n := s.secs[0].n
-		l, ok := sigLog{}, false
-		if s.fill != nil && n > 0 {
-			l, ok = s.fill(n)
-		}
-		if ok {
-			s.secs[0], s.kept = l, l.held
-		} else {
-			s.unkeyed = true
-		}
+	if s.secs == nil {
+		s.secs = []secInfo{{}}
 	}
-	s.cur++
-	s.secs = append(s.secs, sigLog{})
-	s.of, s.pos = -1, 0
+	s.secs = append(s.secs, secInfo{})
+	s.skip, s.skipLeft = false, 0
 }
 
 // frame notes frame number n (data, as read with ci) and reports whether
-// it repeats the frame at its place in an earlier section, which the
-// reader skips.
+// its section repeats an earlier one, whose frames the reader skips.
 func (s *sectionTrack) frame(n int, data []byte, ci *gopacket.CaptureInfo) bool {
-	s.init()
-	if s.cur == 0 && !s.keepFirst || s.unkeyed {
-		// One section so far: nothing to compare with, nothing kept
-		// (newSection keys it by reading it again if another starts).
-		if s.pos == 0 {
-			s.starts = append(s.starts, n)
-		}
-		s.pos++
-		s.secs[s.cur].n++
-		return false
+	if s.secs == nil {
+		s.secs = []secInfo{{}}
 	}
+	c := &s.secs[len(s.secs)-1]
+	c.n++
+	if c.n > 1 {
+		if s.skipLeft > 0 {
+			s.skipLeft--
+			return true
+		}
+		return s.skip
+	}
+	c.start, c.first = n, sigOf(data, ci)
+	return len(s.secs) > 1 && s.repeated(n)
+}
+
+// sigOf returns the frameSig of a frame (data, read with ci).
+func sigOf(data []byte, ci *gopacket.CaptureInfo) frameSig {
 	k := maphash.Bytes(sectionSeed, data[:min(len(data), sectionKeyBytes)]) ^
 		uint64(ci.CaptureLength)<<32 ^ uint64(ci.Length) ^ uint64(ci.InterfaceIndex)<<48
-	at := ci.Timestamp.UnixNano()
-	i := s.pos
-	s.pos++
-	if s.kept < sectionKeep {
-		s.kept++
-		s.secs[s.cur].add(frameSig{k, at})
-	} else {
-		s.secs[s.cur].n++ // counted, not kept: compared with nothing
-	}
-	if i == 0 {
-		s.starts = append(s.starts, n)
-	}
-	if s.cur == 0 || i > 0 && s.of < 0 {
-		return false
-	}
-	if i == 0 || !s.same(s.of, i, k, at) {
-		// The section starts, or its repeat of s.of ends: another
-		// earlier section may hold the same frames so far and this one.
-		ok := false
-		s.of, ok = s.repeatedIn(i, k, at)
-		if !ok {
-			if i > 0 {
-				s.of = -1 // the rest of the section is read
-			}
+	return frameSig{k, ci.Timestamp.UnixNano()}
+}
+
+// sameSig reports whether two frames' keys match and their timestamps
+// are within sectionTimeSlack.
+func sameSig(a, b frameSig) bool {
+	return a.key == b.key && max(a.at-b.at, b.at-a.at) <= sectionTimeSlack
+}
+
+// repeated reports whether the current section, whose first frame is
+// frame n, repeats an earlier section whole (s.skip is set: its frames
+// are skipped) or starts with all the frames of one cut short (skipLeft
+// counts the rest of them to skip), and notes the repeat.
+func (s *sectionTrack) repeated(n int) bool {
+	j := len(s.secs) - 1
+	for q := range j {
+		e := s.secs[q]
+		if e.rep || e.n == 0 || !sameSig(e.first, s.secs[j].first) {
+			continue
+		}
+		if s.open == nil {
+			s.unkeyed = true
 			return false
 		}
-		if i == 0 {
-			s.repeats = append(s.repeats, SectionRepeat{Section: s.cur + 1, FirstFrame: n})
+		cmp := e.n
+		if e.cut {
+			cmp = e.whole
+		}
+		if cmp == 0 || !sameSections(s.open, e.start, cmp, n, e.cut) {
+			continue
+		}
+		s.repeats = append(s.repeats, SectionRepeat{Section: j + 1, Of: q + 1, FirstFrame: n, Frames: e.n, Whole: !e.cut})
+		if e.cut {
+			// A section cut short, then the capture whole: the cut
+			// one's frames are the whole one's first, skipped once.
+			s.skipLeft = e.n - 1
+			return true
+		}
+		s.secs[j].rep, s.skip = true, true
+		return true
+	}
+	return false
+}
+
+// sameSections reports whether the section that starts at frame at holds
+// exactly the frames frames of the section that starts at frame from
+// (frame numbers of the input open reads): each frame the same bytes,
+// lengths and interface at a time within sectionTimeSlack, and the
+// section ending (another section, or the end of the input) after the
+// last, unless prefix (the earlier section was cut short: the later one
+// may hold more). It reads the input twice more, with two readers of its
+// own.
+func sameSections(open func() (*Reader, error), from, frames, at int, prefix bool) bool {
+	var a, b rawProbe
+	if !a.open(open) {
+		return false
+	}
+	defer a.r.Close()
+	if !b.open(open) {
+		return false
+	}
+	defer b.r.Close()
+	if !a.skipTo(at) || !b.skipTo(from) {
+		return false
+	}
+	secA, secB := a.section(), b.section()
+	for i := range frames {
+		if i > 0 && (!a.next() || !b.next() || a.section() != secA || b.section() != secB) {
+			return false
+		}
+		if !bytes.Equal(a.data, b.data) || a.ci.CaptureLength != b.ci.CaptureLength || a.ci.Length != b.ci.Length ||
+			a.ci.InterfaceIndex != b.ci.InterfaceIndex || !sameSig(frameSig{0, a.ci.Timestamp.UnixNano()}, frameSig{0, b.ci.Timestamp.UnixNano()}) {
+			return false
 		}
 	}
-	r := &s.repeats[len(s.repeats)-1]
-	r.Of, r.Frames = s.of+1, i+1
+	// The section must end there: a longer one is another capture.
+	if prefix {
+		return true
+	}
+	if a.next() {
+		return a.section() != secA
+	}
+	return a.err == io.EOF
+}
+
+// rawProbe reads every frame of an input as it is (sameSections): data
+// and ci are the latest frame's, valid until the next; err the error
+// that ended the read.
+type rawProbe struct {
+	r    *Reader
+	data []byte
+	ci   gopacket.CaptureInfo
+	err  error
+}
+
+// open starts the probe on a reader open returns.
+func (p *rawProbe) open(open func() (*Reader, error)) bool {
+	p.r, p.err = open()
+	return p.err == nil
+}
+
+// next reads the next frame (false: the end, or an error), past a
+// section cut short as the reader does (Reader.resync).
+func (p *rawProbe) next() bool {
+	p.data, _, p.err = p.r.read(&p.ci)
+	for p.err != nil && !errors.Is(p.err, io.EOF) && p.r.resync(p.err) {
+		p.data, _, p.err = p.r.read(&p.ci)
+	}
+	if p.err != nil {
+		return false
+	}
+	p.r.n++
 	return true
 }
 
-// init readies s before its first section or frame.
-func (s *sectionTrack) init() {
-	if s.secs == nil {
-		s.secs, s.of = []sigLog{{}}, -1
+// skipTo reads up to frame n (1-based), which it leaves read.
+func (p *rawProbe) skipTo(n int) bool {
+	for p.r.n < n {
+		if !p.next() {
+			return false
+		}
 	}
+	return p.r.n == n
 }
+
+// section returns the index of the section of the frame read last (the
+// reader's sectionTrack counts the sections it saw start).
+func (p *rawProbe) section() int { return max(len(p.r.sec.secs)-1, 0) }
 
 // sections returns the number of sections read (0 when no more than
-// one), the frame numbers they start at and their repeats, each Whole
-// set as far as the sections were read.
+// one), the frame numbers they start at (sections without a frame have
+// none) and their repeats.
 func (s *sectionTrack) sections() (int, []int, []SectionRepeat) {
-	if s.cur == 0 {
+	if len(s.secs) < 2 {
 		return 0, nil, nil
 	}
-	reps := slices.Clone(s.repeats)
-	for i := range reps {
-		r := &reps[i]
-		r.Whole = r.Frames == s.secs[r.Of-1].n && r.Frames == s.secs[r.Section-1].n
-	}
-	return s.cur + 1, slices.Clone(s.starts), reps
-}
-
-// uncompared reports whether a pcapng of several sections had its
-// sections left uncompared (its first section could not be read again).
-func (s *sectionTrack) uncompared() bool { return s.cur > 0 && s.unkeyed }
-
-// same reports whether frame i of section q has key k and a timestamp
-// within sectionTimeSlack of at.
-func (s *sectionTrack) same(q, i int, k uint64, at int64) bool {
-	f, ok := s.secs[q].at(i)
-	return ok && f.key == k && max(at-f.at, f.at-at) <= sectionTimeSlack
-}
-
-// repeatedIn returns an earlier section whose first i frames are the
-// current section's and whose frame i has key k at time at (ok false:
-// none).
-func (s *sectionTrack) repeatedIn(i int, k uint64, at int64) (int, bool) {
-next:
-	for q := range s.cur {
-		if !s.same(q, i, k, at) {
-			continue
+	var starts []int
+	for _, c := range s.secs {
+		if c.n > 0 {
+			starts = append(starts, c.start)
 		}
-		for j := range i {
-			if f, ok := s.secs[s.cur].at(j); !ok || !s.same(q, j, f.key, f.at) {
-				continue next
-			}
-		}
-		return q, true
 	}
-	return -1, false
+	return len(s.secs), starts, slices.Clone(s.repeats)
 }
+
+// uncompared reports whether a pcapng of several sections had a section
+// left uncompared (the input could not be read again).
+func (s *sectionTrack) uncompared() bool { return len(s.secs) > 1 && s.unkeyed }
 
 // SectionsNote says, for a pcapng of several sections (Stats.Sections),
 // how many it holds, where they start and which repeat an earlier one
@@ -224,58 +320,29 @@ func (s *Stats) SectionsNote() string {
 	} else if len(s.Repeats) == 0 {
 		b.WriteString("; none repeats another: every frame is read")
 	}
+	for _, c := range s.SectionCuts {
+		fmt.Fprintf(&b, "; section %d is cut short after frame %d (a block cut in mid-write at byte %d, and %d bytes on, another section header: a capture cut short with another joined after it, as cat does), and the frames of the section after it are read", c.Section, c.AfterFrame, c.Offset, c.Skipped)
+		if c.Whole < c.AfterFrame {
+			fmt.Fprintf(&b, " (frame %d is the cut block's, its last bytes the next header's)", c.AfterFrame)
+		}
+	}
 	for _, r := range s.Repeats {
-		if r.Whole {
-			fmt.Fprintf(&b, "; section %d (from frame %d) repeats section %d frame for frame (%s with the same timestamps, interfaces, lengths and leading bytes): the same packets written twice, so its frames were skipped and every packet counted once", r.Section, r.FirstFrame, r.Of, plural.Of(r.Frames, "frame", "frames"))
+		if !r.Whole {
+			fmt.Fprintf(&b, "; section %d (from frame %d) starts with the frames of section %d, which was cut short (the same bytes, timestamps, interfaces and lengths): the capture cut short and then whole, so its first %s were skipped, every packet counted once, and the rest of section %d read", r.Section, r.FirstFrame, r.Of, plural.Of(r.Frames, "frame", "frames"), r.Section)
 			continue
 		}
-		fmt.Fprintf(&b, "; section %d (from frame %d) starts as section %d does, its first %s the same (same timestamps, interfaces, lengths and leading bytes): those packets written twice were skipped and counted once; the rest of section %d differs and was read", r.Section, r.FirstFrame, r.Of, plural.Of(r.Frames, "frame", "frames"), r.Section)
+		fmt.Fprintf(&b, "; section %d (from frame %d) repeats section %d frame for frame (%s with the same bytes, timestamps, interfaces and lengths, and no more): the same packets written twice, so its frames were skipped and every packet counted once", r.Section, r.FirstFrame, r.Of, plural.Of(r.Frames, "frame", "frames"))
 	}
 	return b.String()
 }
 
-// sectionSeed seeds every frame key of the process, so that the keys a
-// second reader of the same file computes (firstSectionKeys) match.
+// sectionSeed seeds the frame keys of sections' first frames (sigOf).
 var sectionSeed = maphash.MakeSeed()
 
-// sectionKeep bounds the frame keys sectionTrack holds (16 bytes each):
-// a capture's frames past it are read, never taken for a repeat.
-const sectionKeep = 1 << 23
-
 // frameSig is a frame's key (its lengths, interface and leading bytes,
-// hashed) and timestamp (ns).
+// hashed) and timestamp (ns): a section's first frame, kept to find the
+// earlier sections it may repeat.
 type frameSig struct {
 	key uint64
 	at  int64
-}
-
-// sigChunk is how many frameSigs a sigLog chunk holds: the log grows
-// by chunks, never copying what it holds.
-const sigChunk = 1 << 13
-
-// sigLog is one section's frameSigs in order; n counts its frames, kept
-// or not.
-type sigLog struct {
-	chunks [][]frameSig
-	n      int
-	held   int
-}
-
-// add appends f.
-func (l *sigLog) add(f frameSig) {
-	if l.held%sigChunk == 0 {
-		l.chunks = append(l.chunks, make([]frameSig, 0, sigChunk))
-	}
-	c := &l.chunks[len(l.chunks)-1]
-	*c = append(*c, f)
-	l.held++
-	l.n++
-}
-
-// at returns frame i's frameSig (ok false: not held).
-func (l *sigLog) at(i int) (frameSig, bool) {
-	if i >= l.held {
-		return frameSig{}, false
-	}
-	return l.chunks[i/sigChunk][i%sigChunk], true
 }

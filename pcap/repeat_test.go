@@ -14,7 +14,8 @@ import (
 
 // sectionOf returns one pcapng section (byte order be or little endian;
 // if_tsresol res) holding the sample packets, each at its own time, the
-// frame at index differ (if any) with another GRANT offset.
+// frame at index differ (if any) with another GRANT offset, or another
+// time if not a GRANT.
 func sectionOf(t *testing.T, be bool, res uint8, differ int) []byte {
 	n := &ngBlocks{order: binary.LittleEndian}
 	if be {
@@ -23,15 +24,18 @@ func sectionOf(t *testing.T, be bool, res uint8, differ int) []byte {
 	n.shb()
 	n.idb(1, res, 0)
 	for i, f := range sampleFields() {
-		if i == differ {
-			g := *f.(*wire.GrantFields)
-			g.Offset++
-			f = &g
+		later := uint64(0)
+		if g, ok := f.(*wire.GrantFields); ok && i == differ {
+			g2 := *g
+			g2.Offset++
+			f = &g2
+		} else if i == differ {
+			later = 1000 // another time
 		}
 		fr := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB}, f, wire.EncodeOptions{FixLengths: true, SetMarks: true})
-		ts := uint64(1700000000)<<32 | uint64(i)*0x1234567 // 2^-32 s units
+		ts := uint64(1700000000)<<32 | uint64(i)*0x1234567 + later // 2^-32 s units
 		if res != 0x80|32 {
-			ts = 1700000000123456789 + uint64(i)*12345 // ns
+			ts = 1700000000123456789 + uint64(i)*12345 + later // ns
 		}
 		n.epb(0, ts, fr, len(fr), nil)
 	}
@@ -86,8 +90,9 @@ func TestSectionsUncompared(t *testing.T) {
 // and says so (Stats.Repeats, SectionsNote), whatever the sections' byte
 // orders and timestamp resolutions (2^-32 s included, which pcapgo
 // converts otherwise than the fast path). A section that repeats another
-// only so far is read from its first differing frame on, and one of
-// other frames whole. Before, every packet of a doubled file was read
+// only so far (the same frames but its last: two synthetic captures
+// with the same timestamps and ids) is another capture, read whole, as
+// is one of other frames. Before, every packet of a doubled file was read
 // twice: homatest rpcs counted each RPC's packets twice and check took
 // the second copy for a capture joined after a jump back in time.
 func TestRepeatedSections(t *testing.T) {
@@ -105,8 +110,10 @@ func TestRepeatedSections(t *testing.T) {
 			[]SectionRepeat{{Section: 2, Of: 1, FirstFrame: n + 1, Frames: n, Whole: true}, {Section: 3, Of: 1, FirstFrame: 2*n + 1, Frames: n, Whole: true}}, "section 3 (from frame 19) repeats section 1"},
 		{"doubled, other byte order", [][]byte{sectionOf(t, false, 9, -1), sectionOf(t, true, 9, -1)}, n,
 			[]SectionRepeat{{Section: 2, Of: 1, FirstFrame: n + 1, Frames: n, Whole: true}}, "every packet counted once"},
-		{"repeats until the GRANT", [][]byte{sectionOf(t, false, 9, -1), sectionOf(t, false, 9, 1)}, 2*n - 1,
-			[]SectionRepeat{{Section: 2, Of: 1, FirstFrame: n + 1, Frames: 1}}, "section 2 (from frame 10) starts as section 1 does, its first 1 frame the same"},
+		{"repeats until the GRANT", [][]byte{sectionOf(t, false, 9, -1), sectionOf(t, false, 9, 1)}, 2 * n,
+			nil, "none repeats another: every frame is read"},
+		{"repeats but for its last frame", [][]byte{sectionOf(t, false, 9, -1), sectionOf(t, false, 9, n-1)}, 2 * n,
+			nil, "none repeats another: every frame is read"},
 		{"other frames", [][]byte{sectionOf(t, false, 9, -1), sectionOf(t, false, 0x80|32, -1)}, 2 * n,
 			nil, "none repeats another: every frame is read"},
 	} {
@@ -180,5 +187,54 @@ func TestStdinSectionsCompared(t *testing.T) {
 		if st.Sections != 2 || st.SectionsUncompared || st.Homa != n || len(st.Repeats) != 1 || !st.Repeats[0].Whole {
 			t.Errorf("%s: sections %d uncompared %v Homa %d (want %d) repeats %+v", name, st.Sections, st.SectionsUncompared, st.Homa, n, st.Repeats)
 		}
+	}
+}
+
+// sectionLen returns a pcapng section of the first k frames of the
+// sample packets, repeated as needed at later times (sectionOf's).
+func sectionLen(t *testing.T, k int) []byte {
+	n := &ngBlocks{order: binary.LittleEndian}
+	n.shb()
+	n.idb(1, 9, 0)
+	fields := sampleFields()
+	for i := range k {
+		fr := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB}, fields[i%len(fields)], wire.EncodeOptions{FixLengths: true, SetMarks: true})
+		n.epb(0, 1700000000123456789+uint64(i)*12345, fr, len(fr), nil)
+	}
+	return n.b
+}
+
+// TestPrefixSectionRead: a section whose frames are an earlier
+// section's and more, or only the first of them, is not a repeat: only
+// a whole section of as many frames is. Before, a section was skipped
+// from its first frame for as long as it matched an earlier one: cat of
+// two synthetic captures of the same packets at the same times, one
+// longer, lost the longer one's first frames (check failed 95 MUST
+// rules), and a section longer than the earlier one was read only from
+// where that one ended.
+func TestPrefixSectionRead(t *testing.T) {
+	n := len(sampleFields())
+	for _, tc := range []struct {
+		name   string
+		a, b   int
+		repeat bool
+	}{
+		{"longer", n, n + 3, false},
+		{"shorter", n + 3, n, false},
+		{"as long", n + 3, n + 3, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, _ := readNumbered(t, bytes.Join([][]byte{sectionLen(t, tc.a), sectionLen(t, tc.b)}, nil))
+			skipped := st.Other[OtherRepeatedSection]
+			if tc.repeat {
+				if skipped != tc.b || len(st.Repeats) != 1 || st.Repeats[0] != (SectionRepeat{Section: 2, Of: 1, FirstFrame: tc.a + 1, Frames: tc.b, Whole: true}) {
+					t.Errorf("skipped %d, repeats %+v; want %d skipped, section 2 a whole repeat", skipped, st.Repeats, tc.b)
+				}
+				return
+			}
+			if skipped != 0 || len(st.Repeats) != 0 || st.Frames != tc.a+tc.b {
+				t.Errorf("skipped %d of %d frames, repeats %+v; want every frame read, no repeat", skipped, st.Frames, st.Repeats)
+			}
+		})
 	}
 }

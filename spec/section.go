@@ -181,7 +181,7 @@ type timeline struct {
 //   - t lies more than TimeJump before last: captures joined end to end,
 //     a record moved back in the file, or a clock stepped back; what
 //     follows cannot be timed against what came before;
-//   - after such a jump, t comes back to the latest time before it: the
+//   - after such a jump, t comes back past the latest time before it: the
 //     records since the jump lay within the time already judged (moved
 //     back in the file: an edit, a script), and what follows is judged
 //     apart from them, as a capture is from one before it.
@@ -192,7 +192,9 @@ func (tl *timeline) step(last, t time.Time) (string, time.Duration) {
 		}
 		return fmt.Sprintf("timestamps jump %v back (captures joined end to end, e.g. mergecap -a or cat, a record moved back in the file, or a clock stepped back): what follows cannot be timed against what came before", back.Round(time.Microsecond)), back
 	}
-	if !tl.resume.IsZero() && !t.Before(tl.resume) {
+	// At the latest time itself a record still lies within what was
+	// judged (its instant already was): the section begins after it.
+	if !tl.resume.IsZero() && t.After(tl.resume) {
 		tl.resume = time.Time{}
 		return "timestamps come back to where they were before the last jump back: the records since it lay within the time already judged (moved back in the file), so what follows is judged apart from them", 0
 	}

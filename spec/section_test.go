@@ -210,3 +210,35 @@ func TestMovedRecord(t *testing.T) {
 		t.Errorf("no HOMA-ACK-004 inconclusive for %q: %+v", CauseTimeOrder, rep.Inconclusive)
 	}
 }
+
+// TestTimeComesBackPast: after a jump back, the section of the return
+// begins at the first time past the latest before the jump, not at a
+// record at that very time (it lies within the time already judged).
+// Before, a record at the latest time began it: one frame early.
+func TestTimeComesBackPast(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var tl timeline
+	steps := []struct {
+		last, t int
+		want    string
+	}{
+		{0, 1000, ""},
+		{1000, 0, "timestamps jump "}, // back a second
+		{0, 500, ""},
+		{500, 1000, ""}, // the latest time before the jump: still within it
+		{1000, 1001, "timestamps come back "},
+		{1001, 1002, ""},
+	}
+	for i, s := range steps {
+		why, _ := tl.step(at(s.last), at(s.t))
+		if s.want == "" && why != "" || s.want != "" && !strings.HasPrefix(why, s.want) {
+			t.Errorf("step %d (%dms to %dms): %q, want %q", i, s.last, s.t, why, s.want)
+		}
+	}
+	ev := func(frame, ms int) Event { return Event{Frame: frame, Time: at(ms)} }
+	tj := TimeJumps([]Event{ev(1, 1000), ev(2, 0), ev(3, 500), ev(4, 1000), ev(5, 1001)})
+	if len(tj) != 2 || tj[0].Frame != 2 || tj[1].Frame != 5 {
+		t.Errorf("TimeJumps %+v, want sections from frames 2 and 5", tj)
+	}
+}

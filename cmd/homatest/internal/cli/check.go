@@ -148,7 +148,7 @@ says how many findings the drops made inconclusive (JSON capture_drops,
 capture_drop_excused, capture_drops_hint).
 
 --annotate OUT writes the capture back as pcapng (an OUT named .pcap is
-refused) with each violation as a packet comment on its frame ("RULE LEVEL: reason"; Wireshark shows them as
+refused; a pcapng's sections are kept) with each violation as a packet comment on its frame ("RULE LEVEL: reason"; Wireshark shows them as
 frame.comment, and the dissector of homatest wireshark dissector as Expert
 Info).
 
@@ -290,6 +290,13 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 			// The copy is written frame by frame from the input: it would
 			// stop at the damage with a write error that blames OUT.
 			return usageErr(fmt.Errorf("--annotate %s: not written: %s", o.annotate, reports[0].Damaged))
+		}
+		if st := reports[0].Stats; st != nil && len(st.SectionCuts) > 0 {
+			// A cut block cannot be written as it is, and written whole
+			// the cut section would not read as the input's does (its
+			// frames then read twice).
+			c := st.SectionCuts[0]
+			return usageErr(fmt.Errorf("--annotate %s: not written: section %d of the capture is cut short in mid-block after frame %d, another section following, which a pcapng copy cannot keep (the findings are in this report)", o.annotate, c.Section, c.AfterFrame))
 		}
 		if err := writeAnnotated(cmd.ErrOrStderr(), o.annotate, files[0], reports[0].Report); err != nil {
 			return usageErr(err)

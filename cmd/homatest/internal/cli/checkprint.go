@@ -60,8 +60,8 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 				fmt.Fprintf(ew, "  from frame %d: %s\n", s.Frame, s.Why)
 			}
 		}
-		for _, g := range rep.TimeGaps {
-			fmt.Fprintf(ew, "WARNING: %s\n", g.Why)
+		if w := gapsWarning(rep.TimeGaps); w != "" {
+			fmt.Fprintf(ew, "WARNING: %s\n", w)
 		}
 		if fr.NoTimeHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.NoTimeHint)
@@ -463,4 +463,30 @@ func printable(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// gapsListed bounds the silences gapsWarning lists by frame.
+const gapsListed = 8
+
+// gapsWarning says the silences RPCs went on across (spec.TimeGap) in
+// one paragraph: the first in full, the others by frame and length, with
+// their count (their explanations are the first's). A capture away from
+// its .params printed a near-identical paragraph for each (ten for the
+// lab's incast capture). "" for none; JSON keeps every one.
+func gapsWarning(gaps []spec.TimeGap) string {
+	switch len(gaps) {
+	case 0:
+		return ""
+	case 1:
+		return gaps[0].Why
+	}
+	var at []string
+	for _, g := range gaps[:min(len(gaps), gapsListed)] {
+		at = append(at, fmt.Sprintf("%d (%v)", g.Frame, g.Gap.Round(time.Millisecond)))
+	}
+	if len(gaps) > gapsListed {
+		at = append(at, fmt.Sprintf("%d more", len(gaps)-gapsListed))
+	}
+	return fmt.Sprintf("%d silences that RPCs went on across as if no time had passed (capture time jumps forward at frames %s); the first: %s",
+		len(gaps), strings.Join(at, ", "), gaps[0].Why)
 }

@@ -191,6 +191,10 @@ func TestExploreUsageErrors(t *testing.T) {
 		// A SHOULD rule at level must judges nothing: it passed green.
 		{[]string{"explore", "--level", "must", "--rules", "HOMA-ACK-011"}, `--rules: rule pattern "HOMA-ACK-011" matches only SHOULD rules`},
 		{[]string{"explore", "--max-cases", "-1"}, "--max-cases -1"},
+		// link_bps=0 ran, and wrote link_mbps=0 into the run's .params.
+		{[]string{"explore", "--param", "link_bps=0"}, "--param link_bps=0: explore's link runs from 1000000 to 1099511627776 bit/s"},
+		{[]string{"explore", "--param", "link_mbps=0"}, "--param link_bps=0: explore's link runs from 1000000"},
+		{[]string{"explore", "--param", "link_bps=999999"}, "explore's link runs from 1000000"},
 		{[]string{"explore", "--replay", "nosuch.homa"}, "--replay nosuch.homa: no such file or directory (give a failure-N-RULE.homa script of an explore run folder)"},
 		{[]string{"explore", "--env", "sim", "--replay", bad}, "script line 3: host h9 has no host line"},
 		{[]string{"explore", "--env", "sim", "--replay", bad, "--fault", "nope"}, `--fault "nope": no such fault knob`},

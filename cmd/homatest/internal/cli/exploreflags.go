@@ -49,6 +49,9 @@ func (o *exploreOpts) validate() error {
 	if err != nil {
 		return err
 	}
+	if err := exploreLink(par); err != nil {
+		return err
+	}
 	if err := checkRefParams(o.impl, par, "--param"); err != nil {
 		return err
 	}
@@ -64,4 +67,23 @@ func (o *exploreOpts) validate() error {
 		o.sel = sel
 	}
 	return nil
+}
+
+// exploreLinkMin and exploreLinkMax bound explore's link_bps: a hello
+// carries whole Mbit/s (link_mbps, rounded up), and 0 (the ref's "send as
+// fast as the link takes") would write link_mbps=0 into the run's .params,
+// where the checker paces FIFO grants by the link's rate.
+const (
+	exploreLinkMin = 1_000_000
+	exploreLinkMax = 1 << 40
+)
+
+// exploreLink refuses a link rate explore cannot run (link_bps, or
+// link_mbps that parseParams turned into it): 0 was accepted.
+func exploreLink(par agent.Params) error {
+	v, ok := par.Int("link_bps")
+	if _, given := par["link_bps"]; !given || ok && v >= exploreLinkMin && v <= exploreLinkMax {
+		return nil
+	}
+	return fmt.Errorf("--param link_bps=%v: explore's link runs from %d to %d bit/s (1 Mbit/s to 2^40), e.g. link_bps=1000000000", par["link_bps"], exploreLinkMin, exploreLinkMax)
 }

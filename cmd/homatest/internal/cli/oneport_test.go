@@ -85,3 +85,19 @@ func TestOnePortCapture(t *testing.T) {
 		t.Errorf("plot: %v %s", err, out)
 	}
 }
+
+// TestOnePortCount: check of a one-port capture (explore's) counts its
+// packets as packets: each is in it once, as sent or as delivered. Before,
+// it said "4 Homa frames (a packet sent and delivered is two)", true only
+// of a capture that holds both ends' ports.
+func TestOnePortCount(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "oneport.pcapng")
+	writeOnePort(t, path)
+	out, _, _ := run(t, "check", path)
+	if !strings.Contains(out, "oneport.pcapng (profile ") || !strings.Contains(out, "): 4 Homa packets, ") || strings.Contains(out, "sent and delivered is two") {
+		t.Errorf("check's first line, want 4 Homa packets and no \"sent and delivered is two\":\n%s", strings.SplitN(out, "\n", 2)[0])
+	}
+	if !strings.Contains(out, "capture point: ports") {
+		t.Errorf("want the ports plan:\n%s", out)
+	}
+}

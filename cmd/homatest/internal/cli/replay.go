@@ -80,6 +80,9 @@ file "interrupted").`,
 			} else if sameFile(o.artifacts, dir) {
 				return usageErr(fmt.Errorf("--artifacts %s is the run folder being replayed: the replay would overwrite it and compare it with itself; give a new folder, or leave --artifacts out (%s-replay-<time>)", o.artifacts, dir))
 			}
+			if err := o.checkFolder(); err != nil {
+				return err
+			}
 			res, err := o.run(cmd, s)
 			if err != nil {
 				return err

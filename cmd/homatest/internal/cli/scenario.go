@@ -22,6 +22,8 @@ type scenarioOpts struct {
 	artifacts, output, env string
 	seed                   uint64
 	quiet, strict          bool
+	// force lets --artifacts name a folder that holds files already.
+	force bool
 	// page is the run's report page (report.html in its folder).
 	page *html.Page
 }
@@ -43,6 +45,7 @@ func (o *scenarioOpts) flags(cmd *cobra.Command, seed, page bool) {
 		outputVar(f, &o.output, "the summary", "text", "json")
 	}
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on standard error")
+	f.BoolVar(&o.force, "force", false, "write into an --artifacts folder that holds files already, replacing those of the names the run writes (others are kept)")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too (check.level should); by default they are warnings")
 	if seed {
 		f.Uint64Var(&o.seed, "seed", 0, "seed for every random choice, instead of the file's (0: the file's)")
@@ -54,6 +57,17 @@ func (o *scenarioOpts) flags(cmd *cobra.Command, seed, page bool) {
 func (o *scenarioOpts) check() error {
 	if o.env != "" && o.env != scenario.EnvNS && o.env != scenario.EnvSim {
 		return usageErr(fmt.Errorf("--env %q: want ns (network namespaces, root) or sim (the simulator)", o.env))
+	}
+	return nil
+}
+
+// checkFolder refuses an --artifacts folder that holds files already,
+// unless --force: a run replaces the files of the names it writes
+// (report.json, captures, logs), and an earlier run's were lost without
+// a word.
+func (o *scenarioOpts) checkFolder() error {
+	if ents, err := os.ReadDir(o.artifacts); o.artifacts != "" && !o.force && err == nil && len(ents) > 0 {
+		return usageErr(fmt.Errorf("--artifacts %s holds files already (%s; an earlier run's?): a run there would replace those of the names it writes; give a new folder, or --force to replace them", o.artifacts, plural.Of(len(ents), "entry", "entries")))
 	}
 	return nil
 }
@@ -260,6 +274,9 @@ cut_short by it; the capture is not checked).`,
 		Args: oneArg("one scenario file", "scenario/testdata/w4-half-load.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.check(); err != nil {
+				return err
+			}
+			if err := o.checkFolder(); err != nil {
 				return err
 			}
 			s, err := scenario.Load(args[0])

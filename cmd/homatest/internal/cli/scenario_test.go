@@ -511,3 +511,38 @@ func TestScenarioSimRuleNeverFired(t *testing.T) {
 		t.Errorf("-o json: exit %d, %+v (%v)", code, rep, err)
 	}
 }
+
+// TestScenarioRunExistingFolder: scenario run (and replay) refuses an
+// --artifacts folder that holds files already, leaving them as they were,
+// unless --force. Before, a run replaced the files of the names it writes
+// (an earlier run's summary.json, captures and logs) without a word.
+func TestScenarioRunExistingFolder(t *testing.T) {
+	a := filepath.Join(t.TempDir(), "a")
+	if err := os.Mkdir(a, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, a, "summary.json", "an earlier run's\n")
+	refused := func(args ...string) {
+		t.Helper()
+		_, err, code := run(t, args...)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "--artifacts "+a+" holds files already (1 entry; an earlier run's?)") || !strings.Contains(err.Error(), "--force") {
+			t.Errorf("%v: exit %d, %v; want 2 saying the folder holds files and naming --force", args[:2], code, err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(a, "summary.json")); string(got) != "an earlier run's\n" {
+			t.Errorf("%v: the refused run changed summary.json: %q", args[:2], got)
+		}
+	}
+	sc := filepath.Join(exampleDir, "two-hosts-drops.yaml")
+	refused("scenario", "run", "--env", "sim", sc, "--artifacts", a, "-q")
+	b := filepath.Join(t.TempDir(), "b")
+	if _, err, code := run(t, "scenario", "run", "--env", "sim", sc, "--artifacts", b, "-q"); code != ExitOK {
+		t.Fatalf("a run into a new folder: exit %d, %v", code, err)
+	}
+	refused("replay", b, "--artifacts", a, "-q")
+	if _, err, code := run(t, "scenario", "run", "--env", "sim", sc, "--artifacts", a, "-q", "--force"); code != ExitOK {
+		t.Fatalf("--force: exit %d, %v", code, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(a, "summary.json")); string(got) == "an earlier run's\n" {
+		t.Errorf("--force: summary.json not replaced")
+	}
+}
