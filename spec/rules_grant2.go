@@ -188,32 +188,48 @@ func grantRules2() []*Rule {
 			Statement: "linux_6.1.38 grants one message per sending host at a time (max_rpcs_per_peer 1): a receiver does not go back and forth between GRANTs to two incomplete messages of the same sender.",
 			Source:    "linux_6.1.38 homa_grant.c homa_grant_pick_rpcs (at most max_rpcs_per_peer active RPCs per peer)",
 			Profiles:  []string{"linux-2024", "linux-2025"},
-			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (a fully granted message has left the grantable set); judged only with max_rpcs_per_peer 1; where the capture holds the GRANTs as delivered (the delivered point, or a tap on the message sender's own link), with the whole network before the capture point, the other message's GRANT may have left before this message's previous one: inconclusive",
+			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (a fully granted message has left the grantable set, and so has a request whose client sent RPC_UNKNOWN, whose RPC the server freed; a GRANT to such a request is inconclusive: a request DATA the server took after the free may have made it anew); judged only with max_rpcs_per_peer 1; where the capture holds the GRANTs as delivered (the delivered point, or a tap on the message sender's own link), with the whole network before the capture point, the other message's GRANT may have left before this message's previous one: inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
-				_, m := grantMsg(c, e)
+				r, m := grantMsg(c, e)
 				if m == nil || c.P.MaxRPCsPerPeer != 1 {
 					// A larger max_rpcs_per_peer lets homa_grant_pick_rpcs
 					// keep that many of a sender's messages active.
 					return Skip
 				}
-				last := c.T.sameSender[hostPair{e.Src, e.Dst}]
-				if last[0] == nil || last[0] == m {
+				ss := c.T.sameSender[hostPair{e.Src, e.Dst}]
+				other := ss[0].m
+				if other == nil || other == m {
 					return Skip
 				}
 				// A message granted to its length leaves the grantable
 				// set (linux_6.1.38 homa_grant_check_rpc and
 				// homa_grant_recalc: homa_grant_remove_rpc, then a
-				// recalc that may pick the sender's next message).
-				if last[1] == m && !last[0].Complete && !m.Complete && last[0].Granted < last[0].Length {
-					if ev, ok := c.Net.MayReorderBefore(e.Src, e.Dst, last[0].GrantFrame); ok {
+				// recalc that may pick the sender's next message), and
+				// so does a request whose client sent RPC_UNKNOWN (the
+				// server frees the RPC: homa_unknown_pkt).
+				if ss[1].m == m && !other.Complete && !m.Complete && other.Granted < other.Length && !ss[0].forgotten(e.Time) {
+					if back := (senderMsg{m, r}); back.forgotten(e.Time) {
+						// The server freed this RPC at its client's
+						// RPC_UNKNOWN; a request DATA it took after that
+						// (one that arrived before the RPC_UNKNOWN and went
+						// to another core: the lab's linux_6.1.38 GRANTed
+						// received plus a window, 8640 + 10000, below the
+						// 31360 it had granted) made it anew
+						// (homa_pkt_dispatch), a newer message, which may
+						// take its sender's one slot; or the GRANT was
+						// decided before the free.
+						return Unsure("GRANT back to a message of %v while %v's other message (%d of %d bytes) is also being granted, after the client's RPC_UNKNOWN made the receiver free its RPC: it may be for an incarnation a later request DATA created anew",
+							e.Dst, e.Dst, other.Received(), other.Length)
+					}
+					if ev, ok := c.Net.MayReorderBefore(e.Src, e.Dst, other.GrantFrame); ok {
 						// The other message's GRANT may have left before
 						// this message's previous one and reached the
 						// capture point after it.
 						return Downgrade(CauseReorder, ev, "GRANT back to a message of %v while %v's other message (%d of %d bytes) is also being granted",
-							e.Dst, e.Dst, last[0].Received(), last[0].Length)
+							e.Dst, e.Dst, other.Received(), other.Length)
 					}
 					return Violation("GRANT back to a message of %v while %v's other message (%d of %d bytes) is also being granted: two active messages for one sender",
-						e.Dst, e.Dst, last[0].Received(), last[0].Length)
+						e.Dst, e.Dst, other.Received(), other.Length)
 				}
 				return Pass()
 			}},

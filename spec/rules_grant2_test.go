@@ -36,3 +36,40 @@ func TestGrant014FullyGrantedLeaves(t *testing.T) {
 	// be active: no finding.
 	wantViolations(t, b.check("linux-2024", "HOMA-GRANT-014", "max_rpcs_per_peer=4"), "HOMA-GRANT-014")
 }
+
+// TestGrant014AfterClientUnknown: a request whose client sent RPC_UNKNOWN
+// has left the server's grantable set (linux_6.1.38 homa_unknown_pkt
+// frees the server RPC). Going back to the sender's other message then is
+// no second active message; and a GRANT to the forgotten request itself
+// may be for an incarnation a request DATA created anew after the free
+// (the lab, linux_6.1.38, whole suite: the tester's DATA 21360-30000 of a
+// 50000-byte request reached the module just before its RPC_UNKNOWN, the
+// module took the RPC_UNKNOWN first, freed the RPC, re-created it from the
+// DATA and granted 18640, received plus its window, after a GRANT to the
+// sender's 92848-byte message: warned as two active messages). Before, both
+// were HOMA-GRANT-014 findings.
+func TestGrant014AfterClientUnknown(t *testing.T) {
+	build := func(forgotten uint64) (*traceBuilder, int) {
+		b := newTrace(t, wire.Version2024)
+		b.message(true, 2, 30000, 0, 10000, 10000, 6)
+		b.after(time.Millisecond).grant(false, 2, 12000, 0)
+		b.message(true, 4, 50000, 0, 10000, 10000, 6)
+		b.after(time.Millisecond).message(true, 2, 30000, 10000, 12000, 10000, 0)
+		b.after(time.Millisecond).grant(false, 4, 20000, 0)
+		if forgotten != 0 {
+			b.after(time.Millisecond).ctl(true, forgotten, wire.TypeRPCUnknown)
+		}
+		return b, b.after(time.Millisecond).grant(false, 2, 14000, 0)
+	}
+	b, back := build(0)
+	wantViolations(t, b.check("linux-2024", "HOMA-GRANT-014"), "HOMA-GRANT-014", back)
+	// The other message's client forgot it: the receiver freed it.
+	b, _ = build(4)
+	wantViolations(t, b.check("linux-2024", "HOMA-GRANT-014"), "HOMA-GRANT-014")
+	// This message's client forgot it: a GRANT for it now may be for a
+	// new incarnation.
+	b, back = build(2)
+	rep := b.check("linux-2024", "HOMA-GRANT-014")
+	wantViolations(t, rep, "HOMA-GRANT-014")
+	wantInconclusive(t, rep, "HOMA-GRANT-014", back)
+}
