@@ -188,7 +188,7 @@ func grantRules2() []*Rule {
 			Statement: "linux_6.1.38 grants one message per sending host at a time (max_rpcs_per_peer 1): a receiver does not go back and forth between GRANTs to two incomplete messages of the same sender.",
 			Source:    "linux_6.1.38 homa_grant.c homa_grant_pick_rpcs (at most max_rpcs_per_peer active RPCs per peer)",
 			Profiles:  []string{"linux-2024", "linux-2025"},
-			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (FIFO GRANTs are not judged: they go to the oldest message, active or not; nor a return to a message with no more bytes left to receive, or to grant, than the other, which may outrank it now; a fully granted message has left the grantable set, and so has a request whose client sent RPC_UNKNOWN, whose RPC the server freed; a GRANT to such a request is inconclusive: a request DATA the server took after the free may have made it anew); judged only with max_rpcs_per_peer 1; where the capture holds the GRANTs as delivered (the delivered point, or a tap on the message sender's own link), with the whole network before the capture point, the other message's GRANT may have left before this message's previous one: inconclusive",
+			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (FIFO GRANTs are not judged: they go to the oldest message, active or not; nor a return to a message that since the other's latest GRANT received bytes or a FIFO GRANT and now has no more bytes left to receive, or to grant, than the other, which may outrank it now; a fully granted message has left the grantable set, and so has a request whose client sent RPC_UNKNOWN, whose RPC the server freed; a GRANT to such a request is inconclusive: a request DATA the server took after the free may have made it anew); judged only with max_rpcs_per_peer 1; where the capture holds the GRANTs as delivered (the delivered point, or a tap on the message sender's own link), with the whole network before the capture point, the other message's GRANT may have left before this message's previous one: inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				r, m := grantMsg(c, e)
 				if m == nil || c.P.MaxRPCsPerPeer != 1 {
@@ -215,9 +215,13 @@ func grantRules2() []*Rule {
 				// server frees the RPC: homa_unknown_pkt).
 				if ss[1].m == m && !other.Complete && !m.Complete && other.Granted < other.Length && !ss[0].forgotten(e.Time) {
 					left := func(x *Message, by uint32) int64 { return int64(x.Length) - int64(by) }
-					if left(m, m.Received()) <= left(other, other.Received()) || left(m, m.Granted) <= left(other, other.Granted) {
-						// This message has no more bytes left to receive, or
-						// to grant, than the other: it may outrank it now,
+					lg, _ := m.LastGrant()
+					rose := m.ReceivedBy(other.GrantTime) < m.Received() || lg.FIFO && lg.Time.After(other.GrantTime)
+					if rose && (left(m, m.Received()) <= left(other, other.Received()) || left(m, m.Granted) <= left(other, other.Granted)) {
+						// This message has, since the other's latest GRANT,
+						// received bytes or a FIFO GRANT, and now has no
+						// more bytes left to receive, or to grant, than the
+						// other: it may outrank it now,
 						// and a message that outranks the sender's active
 						// one takes its slot (linux_6.13.9
 						// homa_grant_manage_rpc bumps the same peer's
