@@ -102,6 +102,13 @@ func (c *console) line(l string) {
 	}
 }
 
+// started reports whether the command's start marker came.
+func (c *console) started() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.boot > 0
+}
+
 // last returns the last console lines, indented.
 func (c *console) last() string {
 	c.mu.Lock()

@@ -62,6 +62,12 @@ func fakeQEMU(dir string) int {
 		return 1
 	}
 	defer c.Close()
+	if _, err := os.Stat(filepath.Join(dir, "kvmhang")); err == nil && accel == "kvm" {
+		// A PVM host's nested KVM running Debian's 6.1 kernel: the boot
+		// loader's line, then nothing, until killed.
+		c.Write([]byte("Probing EDD (edd=off to disable)... ok\n"))
+		select {}
+	}
 	boots := 0
 	if b, err := os.ReadFile(filepath.Join(dir, "boots")); err == nil {
 		boots, _ = strconv.Atoi(string(b))
@@ -187,6 +193,58 @@ func TestKVMAbortFallsBack(t *testing.T) {
 			t.Errorf("abort %q: exit %d, KVM %v, notes %q, %v; want exit 0 under KVM, a note iff KVM aborted", c.abort, res.ExitCode, res.KVM, res.Notes, err)
 		case !c.ok && (!errors.Is(err, errKVMFailed) || !strings.Contains(err.Error(), "kvm_buf_set_msrs")):
 			t.Errorf("abort %q: %v, want errKVMFailed quoting QEMU", c.abort, err)
+		}
+	}
+}
+
+// TestKVMHangFallsBack: a guest that neither fails nor starts its command
+// under KVM (a PVM host's nested KVM booting Debian's 6.1 kernel: nothing
+// after the boot loader's "Probing EDD", until the 40-minute --timeout
+// killed it) is given up kvmStartLimit after QEMU's start, and auto boots
+// it under software emulation at once, noting why; with --accel kvm the
+// hang is an errKVMFailed. Before, Run waited out Timeout (here 20 s) and
+// returned ErrGuestTimeout.
+func TestKVMHangFallsBack(t *testing.T) {
+	if ok, err := IsStatic("/bin/busybox"); err != nil || !ok {
+		t.Skip("no static /bin/busybox (Debian: busybox-static)")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(l time.Duration, u func() bool) { kvmStartLimit, kvmUsable = l, u }(kvmStartLimit, kvmUsable)
+	kvmStartLimit = time.Second
+	kvmUsable = func() bool { return true }
+	for _, c := range []struct {
+		accel, runs string
+		ok          bool
+	}{
+		{"auto", "kvm max\ntcg,thread=multi max\n", true},
+		{"kvm", "kvm max\nkvm max,arch-capabilities=off\n", false},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "kvmhang"), nil, 0o644)
+		image := filepath.Join(dir, "vmlinuz")
+		os.WriteFile(image, []byte("not a kernel"), 0o644)
+		t.Setenv("HOMATEST_FAKE_QEMU", dir)
+		var console bytes.Buffer
+		start := time.Now()
+		res, err := Run(context.Background(), Config{Kernel: Kernel{Image: image}, QEMU: self, Accel: c.accel, Busybox: "/bin/busybox",
+			Homatest: "/bin/busybox", Tools: []string{}, Dir: dir, Command: []string{"true"}, Timeout: 20 * time.Second, Console: &console})
+		took := time.Since(start)
+		runs, _ := os.ReadFile(filepath.Join(dir, "runs"))
+		if string(runs) != c.runs {
+			t.Errorf("%s: QEMU ran as %q, want %q", c.accel, runs, c.runs)
+		}
+		if took >= 15*time.Second {
+			t.Errorf("%s: Run took %v, want the hang given up after kvmStartLimit (1s) a boot", c.accel, took)
+		}
+		noted := len(res.Notes) > 0 && strings.Contains(res.Notes[0], "hung under KVM")
+		switch {
+		case c.ok && (err != nil || res.ExitCode != 0 || res.KVM || !noted || !strings.Contains(console.String(), "trying software emulation")):
+			t.Errorf("%s: exit %d, KVM %v, notes %q, %v; want exit 0 under software emulation, noting the hang", c.accel, res.ExitCode, res.KVM, res.Notes, err)
+		case !c.ok && (!errors.Is(err, errKVMFailed) || !errors.Is(err, errKVMHung) || !strings.Contains(err.Error(), "Probing EDD")):
+			t.Errorf("%s: %v, want errKVMFailed for a hang, quoting the console", c.accel, err)
 		}
 	}
 }

@@ -188,32 +188,73 @@ func grantRules2() []*Rule {
 			Statement: "linux_6.1.38 grants one message per sending host at a time (max_rpcs_per_peer 1): a receiver does not go back and forth between GRANTs to two incomplete messages of the same sender.",
 			Source:    "linux_6.1.38 homa_grant.c homa_grant_pick_rpcs (at most max_rpcs_per_peer active RPCs per peer)",
 			Profiles:  []string{"linux-2024", "linux-2025"},
-			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (a fully granted message has left the grantable set); judged only with max_rpcs_per_peer 1; where the capture holds the GRANTs as delivered (the delivered point, or a tap on the message sender's own link), with the whole network before the capture point, the other message's GRANT may have left before this message's previous one: inconclusive",
+			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (FIFO GRANTs are not judged: they go to the oldest message, active or not; nor a return to a message that since the other's latest GRANT received bytes or a FIFO GRANT and now has no more bytes left to receive, or to grant, than the other, which may outrank it now; a fully granted message has left the grantable set, and so has a request whose client sent RPC_UNKNOWN, whose RPC the server freed; a GRANT to such a request is inconclusive: a request DATA the server took after the free may have made it anew); judged only with max_rpcs_per_peer 1; where the capture holds the GRANTs as delivered (the delivered point, or a tap on the message sender's own link), with the whole network before the capture point, the other message's GRANT may have left before this message's previous one: inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
-				_, m := grantMsg(c, e)
+				r, m := grantMsg(c, e)
 				if m == nil || c.P.MaxRPCsPerPeer != 1 {
 					// A larger max_rpcs_per_peer lets homa_grant_pick_rpcs
 					// keep that many of a sender's messages active.
 					return Skip
 				}
-				last := c.T.sameSender[hostPair{e.Src, e.Dst}]
-				if last[0] == nil || last[0] == m {
+				if maybeFIFO(c, e) {
+					// A FIFO GRANT goes to the oldest message, active or
+					// waiting (linux_6.13.9 homa_grant_find_oldest scans
+					// the grantable lists too): no second active message.
+					return Skip
+				}
+				ss := c.T.sameSender[hostPair{e.Src, e.Dst}]
+				other := ss[0].m
+				if other == nil || other == m {
 					return Skip
 				}
 				// A message granted to its length leaves the grantable
 				// set (linux_6.1.38 homa_grant_check_rpc and
 				// homa_grant_recalc: homa_grant_remove_rpc, then a
-				// recalc that may pick the sender's next message).
-				if last[1] == m && !last[0].Complete && !m.Complete && last[0].Granted < last[0].Length {
-					if ev, ok := c.Net.MayReorderBefore(e.Src, e.Dst, last[0].GrantFrame); ok {
+				// recalc that may pick the sender's next message), and
+				// so does a request whose client sent RPC_UNKNOWN (the
+				// server frees the RPC: homa_unknown_pkt).
+				if ss[1].m == m && !other.Complete && !m.Complete && other.Granted < other.Length && !ss[0].forgotten(e.Time) {
+					left := func(x *Message, by uint32) int64 { return int64(x.Length) - int64(by) }
+					lg, _ := m.LastGrant()
+					rose := m.ReceivedBy(other.GrantTime) < m.Received() || lg.FIFO && lg.Time.After(other.GrantTime)
+					if rose && (left(m, m.Received()) <= left(other, other.Received()) || left(m, m.Granted) <= left(other, other.Granted)) {
+						// This message has, since the other's latest GRANT,
+						// received bytes or a FIFO GRANT, and now has no
+						// more bytes left to receive, or to grant, than the
+						// other: it may outrank it now,
+						// and a message that outranks the sender's active
+						// one takes its slot (linux_6.13.9
+						// homa_grant_manage_rpc bumps the same peer's
+						// lower-ranked RPC, ranking by bytes not yet
+						// granted, homa_grant_outranks; linux_6.1.38
+						// homa_grant_recalc keeps each host's best). The
+						// lab (linux_6.13.9, GRANT-fifo-counted): FIFO
+						// GRANTs took the old message to 249552 bytes left,
+						// under the newer one's 288736.
+						return Pass()
+					}
+					if back := (senderMsg{m, r}); back.forgotten(e.Time) {
+						// The server freed this RPC at its client's
+						// RPC_UNKNOWN; a request DATA it took after that
+						// (one that arrived before the RPC_UNKNOWN and went
+						// to another core: the lab's linux_6.1.38 GRANTed
+						// received plus a window, 8640 + 10000, below the
+						// 31360 it had granted) made it anew
+						// (homa_pkt_dispatch), a newer message, which may
+						// take its sender's one slot; or the GRANT was
+						// decided before the free.
+						return Unsure("GRANT back to a message of %v while %v's other message (%d of %d bytes) is also being granted, after the client's RPC_UNKNOWN made the receiver free its RPC: it may be for an incarnation a later request DATA created anew",
+							e.Dst, e.Dst, other.Received(), other.Length)
+					}
+					if ev, ok := c.Net.MayReorderBefore(e.Src, e.Dst, other.GrantFrame); ok {
 						// The other message's GRANT may have left before
 						// this message's previous one and reached the
 						// capture point after it.
 						return Downgrade(CauseReorder, ev, "GRANT back to a message of %v while %v's other message (%d of %d bytes) is also being granted",
-							e.Dst, e.Dst, last[0].Received(), last[0].Length)
+							e.Dst, e.Dst, other.Received(), other.Length)
 					}
 					return Violation("GRANT back to a message of %v while %v's other message (%d of %d bytes) is also being granted: two active messages for one sender",
-						e.Dst, e.Dst, last[0].Received(), last[0].Length)
+						e.Dst, e.Dst, other.Received(), other.Length)
 				}
 				return Pass()
 			}},

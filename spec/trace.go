@@ -690,6 +690,20 @@ type CutoffsState struct {
 	Frame    int
 }
 
+// senderMsg is a message a receiver granted and its RPC (Trace.sameSender).
+type senderMsg struct {
+	m *Message
+	r *RPC
+}
+
+// forgotten reports whether the message is a request whose client said,
+// before t, that it no longer knows the RPC (RPC_UNKNOWN): the server
+// frees the RPC on it (linux_6.1.38 homa_unknown_pkt, HomaModule
+// homa_rpc_unknown_pkt), so the message has left its grantable set.
+func (g senderMsg) forgotten(t time.Time) bool {
+	return g.r != nil && g.m == &g.r.Request && !g.r.ForgotTime.IsZero() && !g.r.ForgotTime.After(t)
+}
+
 type hostPair struct{ from, to netip.Addr }
 
 // Trace is the observer's state while a capture is streamed through it:
@@ -802,8 +816,8 @@ type Trace struct {
 	// homa_grant_check_rpc for a grantable RPC).
 	triggers map[netip.Addr]*triggerLog
 	// sameSender[{R, S}] are the last two distinct messages from S that R
-	// sent a non-FIFO GRANT for, latest first.
-	sameSender map[hostPair][2]*Message
+	// sent a non-FIFO GRANT for, latest first, with their RPCs.
+	sameSender map[hostPair][2]senderMsg
 	// crowded[R] is when the capture last saw R with more than one
 	// message longer than unsched_bytes incoming (its longIn set), at a
 	// DATA to R: since then R's grant window has been that of one active
@@ -1062,7 +1076,7 @@ type Unreachable struct {
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, rpcCache: new([rpcCacheSize]*RPC), cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, hostUnreachable: map[hostPair]time.Time{}, acked: map[netip.Addr]*ackHistory{},
-		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, crowded: map[netip.Addr]*time.Time{}, lastFIFO: map[netip.Addr][2]fifoSeen{}, fifoPace: map[netip.Addr]*fifoTimes{},
+		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]senderMsg{}, lastSRPT: map[netip.Addr]Seen{}, crowded: map[netip.Addr]*time.Time{}, lastFIFO: map[netip.Addr][2]fifoSeen{}, fifoPace: map[netip.Addr]*fifoTimes{},
 		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, longEnded: map[netip.Addr][]time.Time{}, byClientID: map[clientIDKey]*RPC{}, newest: map[netip.Addr]newestRPC{}, forgotMax: map[netip.Addr]uint64{},
 		clientUnknown: map[clientIDKey]Seen{}, outstanding: map[netip.Addr]*outstandingSum{},
 		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
@@ -2138,8 +2152,8 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 		}
 		t.lastSRPT[e.Src] = Seen{e.Time, e.Frame}
 		k := hostPair{e.Src, e.Dst}
-		if ss := t.sameSender[k]; ss[0] != m {
-			t.sameSender[k] = [2]*Message{m, ss[0]}
+		if ss := t.sameSender[k]; ss[0].m != m {
+			t.sameSender[k] = [2]senderMsg{{m, r}, ss[0]}
 		}
 	} else {
 		lf := t.lastFIFO[e.Src]

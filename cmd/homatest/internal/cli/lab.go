@@ -53,7 +53,9 @@ the --kernel-package that boots its kernel.
 
 QEMU (Debian: qemu-system-x86) uses KVM when /dev/kvm works, software
 emulation (TCG) otherwise: then a boot takes 12-60 s and everything runs 10-50x
-slower. The guest is a child of this process and dies with it.
+slower. A guest that fails under KVM, or has not started COMMAND 60 s after
+QEMU's start there (a nested KVM that hangs the kernel), is booted again
+under software emulation, and the console says why. The guest is a child of this process and dies with it.
 
 --timeout bounds the guest's run: QEMU is killed that long after it
 starts, the guest's boot (12-60 s under software emulation) and COMMAND
