@@ -89,7 +89,9 @@ each host, and for each transport of --transport:
      percentile: a CPU stall only adds latency);
   2. runs the loaded workload: the other hosts call the last one with
      request sizes from --workload at Poisson arrivals offering --load of
-     the server's link, for --duration (harness/traffic).
+     the server's link, for --duration (harness/traffic). A --rate and
+     --duration in which the workload would not issue one message on
+     average are refused before anything is built (exit 2).
 
 The transports see the same request sizes and arrival times (same --seed).
 "homa" is the --impl agent (ref: the reference implementation, run with a
