@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/harness/traffic"
+	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/internal/latency"
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/stall"
@@ -89,8 +91,9 @@ type Summary struct {
 	OfferedLoad float64 `json:"offered_load,omitempty"`
 	GoodputBps  float64 `json:"goodput_bps"`
 	// DeliveredBps is the request load the completed RPCs carried per
-	// server, counted as OfferedBps is, over Elapsed
-	// (traffic.Result.DeliveredBps); DeliveredLoad its fraction of
+	// server, counted as OfferedBps is (traffic.Result.DeliveredBps), over
+	// Elapsed less the largest request's time on an idle link
+	// (deliveredBps); DeliveredLoad its fraction of
 	// LinkBps. LoadNotCarried says that a workload with a rate (load)
 	// carried less than CarriedFraction of what it offered (at most the
 	// link's rate) without faults meant to cut it: the run is then
@@ -266,7 +269,7 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 	s := res.Scenario
 	tr := res.Traffic
 	sum := Summary{Name: s.Name, Seed: s.Seed, Dir: res.Dir, Env: s.Env, Backend: s.Link.Backend, RPCs: len(tr.Records), Elapsed: tr.Elapsed,
-		LinkBps: float64(s.Link.Rate), OfferedBps: tr.OfferedBps, GoodputBps: tr.AchievedBps, DeliveredBps: tr.DeliveredBps,
+		LinkBps: float64(s.Link.Rate), OfferedBps: tr.OfferedBps, GoodputBps: tr.AchievedBps,
 		Drops: map[string]uint64{}, SwitchReadLagP99: res.Switch.ReadLagP99, CaptureKernelDrops: cst.KernelDrops,
 		CaptureReadErrors: cst.ReadErrors}
 	for _, p := range cst.Ports {
@@ -329,6 +332,7 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 			sum.BusiestDownlinkBps = max(sum.BusiestDownlinkBps, float64(n)*8/sum.Elapsed.Seconds())
 		}
 	}
+	sum.DeliveredBps = deliveredBps(tr, sum.LinkBps)
 	if sum.LinkBps > 0 {
 		sum.OfferedLoad = sum.OfferedBps / sum.LinkBps
 		sum.BusiestDownlinkLoad = sum.BusiestDownlinkBps / sum.LinkBps
@@ -433,6 +437,29 @@ func (sum *Summary) judge(errors, strict bool) {
 	default:
 		sum.Verdict = VerdictPass
 	}
+}
+
+// deliveredBps is tr.DeliveredBps over the time the run took to carry
+// what it issued: to the last completion (Elapsed) less the time its
+// largest request takes on an idle link of linkBps (0: none), as a run
+// that kept up ends about one message after its last issue, but never
+// less than the issuing period (tr.OfferedBps's). Over Elapsed alone a
+// run of a few RPCs whose last was 1 MB would read as carrying a part
+// of what it offered.
+func deliveredBps(tr *traffic.Result, linkBps float64) float64 {
+	var last time.Duration
+	most := 0
+	for _, rec := range tr.Records {
+		last, most = max(last, rec.At), max(most, rec.Request)
+	}
+	span := tr.Elapsed
+	if linkBps > 0 {
+		span -= time.Duration(float64(workload.HomaDataOverhead{}.WireBytes(most)) * 8 / linkBps * float64(time.Second))
+	}
+	if span = max(span, last); span <= 0 {
+		return tr.DeliveredBps
+	}
+	return tr.DeliveredBps * tr.Elapsed.Seconds() / span.Seconds()
 }
 
 // carriable is the load per server the run could carry: what it offered,

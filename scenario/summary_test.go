@@ -282,13 +282,13 @@ func TestSummaryLoadNotCarried(t *testing.T) {
 	// About 109 Mbit/s offered over 0.99 s (with Homa's DATA overhead).
 	sum := run(200_000_000, 0.5, 3*time.Second, 0)
 	if sum.Verdict != VerdictIncomplete || !sum.LoadNotCarried || len(sum.Incomplete) != 1 ||
-		!strings.HasPrefix(sum.Incomplete[0], "offered load not carried: the completed RPCs carried 36.0 Mbit/s per server, 33% of the 109.1 Mbit/s offered (55% of the link") ||
+		!strings.HasPrefix(sum.Incomplete[0], "offered load not carried: the completed RPCs carried 36.1 Mbit/s per server, 33% of the 109.1 Mbit/s offered (55% of the link") ||
 		!strings.Contains(sum.Incomplete[0], "lower workload.load, use fewer hosts, or run on an idle machine") {
 		t.Fatalf("carried a third: verdict %q, incomplete %q; want incomplete naming the shortfall", sum.Verdict, sum.Incomplete)
 	}
 	var text strings.Builder
 	sum.WriteText(&text)
-	for _, want := range []string{"completed RPCs carried 36.0 Mbit/s (18%)", "  INCOMPLETE offered load not carried:", "\nINCOMPLETE: offered load not carried (33% of it); artifacts in"} {
+	for _, want := range []string{"completed RPCs carried 36.1 Mbit/s (18%)", "  INCOMPLETE offered load not carried:", "\nINCOMPLETE: offered load not carried (33% of it); artifacts in"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
@@ -315,6 +315,15 @@ func TestSummaryLoadNotCarried(t *testing.T) {
 	}
 	if sum := run(50_000_000, 2, 4*time.Second, 0); sum.Verdict != VerdictIncomplete {
 		t.Errorf("overload carrying half the link: verdict %q; want incomplete", sum.Verdict)
+	}
+	// A short run whose last request is 1 MB ends about that message's
+	// time on the link (8.4 ms at 1 Gbit/s) after its last issue: carried
+	// (over the time to the last completion alone it read as 55 %).
+	short := []traffic.Record{{Request: 1000, At: 0, Ended: time.Millisecond}, {Seq: 1, Request: 1000000, At: 10 * time.Millisecond, Ended: 18500 * time.Millisecond / 1000}}
+	sc := &Scenario{Name: "t", Link: Link{Backend: BackendSwitch}, Workload: Workload{Load: 0.5}}
+	sc.Link.Rate = 1_000_000_000
+	if sum := summarize(&Result{Scenario: sc, Traffic: traffic.NewResult(short, 18500*time.Microsecond, 1)}, harness.CaptureStats{}); sum.Verdict != VerdictPass {
+		t.Errorf("a short run ending with a 1 MB request: verdict %q, incomplete %q; want pass", sum.Verdict, sum.Incomplete)
 	}
 	// An explicit list or a closed loop (no load) offers no rate to carry.
 	if sum := run(200_000_000, 0, 3*time.Second, 0); sum.Verdict != VerdictPass {
