@@ -35,7 +35,7 @@ const (
 // (Summary.DeliveredBps) for it to pass: below it the hosts, the switch
 // or the capture fell behind and the run did not test the load it set
 // out to. Measured here (2 vCPUs shared with other jobs, machine load
-// about 5): runs that keep up carry 96 % (w4-half-load-100m in
+// about 5): runs that keep up carry 98 % (w4-half-load-100m in
 // namespaces) to 99-100 % (w4-half-load-100m and w4-half-load in the
 // simulator) of what they offer; w4-half-load at 1 Gbit/s in
 // namespaces, which needs four times this machine's CPU, carried 55 %
