@@ -20,7 +20,7 @@ import (
 
 // Verdicts of Summary.Verdict.
 const (
-	VerdictPass = "pass" // every RPC completed (or timed out during a measured stall) and no MUST rule was violated
+	VerdictPass = "pass" // every RPC completed (or timed out while measured stalls that lost its lateness overlapped it), no MUST rule was violated, and the run tested what it set out to
 	VerdictFail = "fail" // failed RPCs or MUST violations
 	// VerdictIncomplete: nothing failed, but the run did not test what
 	// it set out to (a plan rule never fired, the offered load was not
@@ -426,9 +426,9 @@ func (sum *Summary) judge(errors, strict bool) {
 		sum.Incomplete = append(sum.Incomplete, fmt.Sprintf("offered load not carried: the completed RPCs carried %.1f Mbit/s per server, %.0f%% of the %.1f Mbit/s offered (%.0f%% of the link; a run must carry %.0f%% to test its load): the hosts, the switch or the capture fell behind; lower workload.load, use fewer hosts, or run on an idle machine",
 			sum.DeliveredBps/1e6, 100*sum.DeliveredBps/sum.carriable(), sum.OfferedBps/1e6, 100*sum.OfferedLoad, 100*CarriedFraction))
 	}
-	if sum.CaptureKernelDrops > 0 && sum.CaptureDropExcused > 0 {
+	if sum.captureLostJudged() {
 		sum.Incomplete = append(sum.Incomplete, fmt.Sprintf("the capture lost %s, and %s may rest on them (not charged, not passed: only a capture without drops can tell); capture less (fewer hosts, a lower workload.load) or run on an idle machine",
-			plural.Of64(sum.CaptureKernelDrops, "frame", "frames"), plural.Of(sum.CaptureDropExcused, "finding", "findings")))
+			plural.Of64(sum.captureLost(), "frame", "frames"), plural.Of(sum.CaptureDropExcused, "finding", "findings")))
 	}
 	switch {
 	case sum.Failed > 0 || sum.MustViolated > 0 || errors || strict && sum.ShouldViolated > 0:
@@ -505,11 +505,20 @@ func (s *Summary) IncompleteHeadline() string {
 	if s.LoadNotCarried {
 		parts = append(parts, fmt.Sprintf("offered load not carried (%.0f%% of it)", 100*s.DeliveredBps/s.carriable()))
 	}
-	if s.CaptureKernelDrops > 0 && s.CaptureDropExcused > 0 {
-		parts = append(parts, "the capture lost "+plural.Of64(s.CaptureKernelDrops, "frame", "frames"))
+	if s.captureLostJudged() {
+		parts = append(parts, "the capture lost "+plural.Of64(s.captureLost(), "frame", "frames"))
 	}
 	return strings.Join(parts, "; ")
 }
+
+// captureLost is the frames the capture lost: dropped by the kernel or
+// unreadable (what the check was told it lost, Judge.CaptureDrops).
+func (s *Summary) captureLost() uint64 { return s.CaptureKernelDrops + s.CaptureReadErrors }
+
+// captureLostJudged reports whether frames the capture lost left the
+// check unable to judge findings (CaptureDropExcused): the run is then
+// incomplete.
+func (s *Summary) captureLostJudged() bool { return s.captureLost() > 0 && s.CaptureDropExcused > 0 }
 
 // neverFired counts the plan rules with no hit.
 func (s *Summary) neverFired() int {
@@ -572,7 +581,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  %s %s\n", kind, w)
 	}
-	if s.CaptureKernelDrops > 0 && s.CaptureDropExcused == 0 {
+	if s.CaptureKernelDrops > 0 && !s.captureLostJudged() {
 		fmt.Fprintf(&b, "  WARNING: the capture lost %s (the check saw an incomplete capture)\n", plural.Of64(uint64(s.CaptureKernelDrops), "frame", "frames"))
 	}
 	if s.Altered > 0 {

@@ -367,6 +367,12 @@ func TestSummaryCaptureLost(t *testing.T) {
 	if sum.Verdict != VerdictPass || !strings.Contains(text.String(), "WARNING: the capture lost 3281 frames") {
 		t.Errorf("no finding rests on the drops: verdict %q; want pass with the warning:\n%s", sum.Verdict, text.String())
 	}
+	// Frames the capture could not read are lost as well.
+	rd := summarize(&Result{Scenario: &Scenario{Name: "t"}, Traffic: traffic.NewResult(nil, time.Second, 1), Hosts: []spec.HostReport{{Report: &spec.Report{CaptureDropExcused: 2}}}},
+		harness.CaptureStats{ReadErrors: 5})
+	if rd.Verdict != VerdictIncomplete || len(rd.Incomplete) != 1 || !strings.HasPrefix(rd.Incomplete[0], "the capture lost 5 frames, and 2 findings") {
+		t.Errorf("5 unreadable frames: verdict %q, incomplete %q; want incomplete", rd.Verdict, rd.Incomplete)
+	}
 	if sum := run(3281, 12, true); sum.Verdict != VerdictFail || len(sum.Incomplete) != 1 {
 		t.Errorf("a failed run: verdict %q, incomplete %q; want fail, the line kept", sum.Verdict, sum.Incomplete)
 	}

@@ -49,7 +49,7 @@ func ScenarioPage(res *scenario.Result, command string) *Page {
 	for _, h := range s.PlanHits {
 		p.Facts = append(p.Facts, Fact{fmt.Sprintf("plan rule %d", h.Rule), fmt.Sprintf("%q: %s", h.Name, plural.Of64(uint64(h.Hits), "hit", "hits"))})
 	}
-	if s.CaptureKernelDrops > 0 && s.CaptureDropExcused == 0 { // else a line of Incomplete says it
+	if s.CaptureKernelDrops > 0 && s.CaptureDropExcused == 0 { // else a line of Incomplete says it (Summary.Incomplete)
 		p.Notes = append(p.Notes, fmt.Sprintf("the capture lost %s: the check saw an incomplete capture", plural.Of64(uint64(s.CaptureKernelDrops), "frame", "frames")))
 	}
 	if s.Excused > 0 {
