@@ -226,7 +226,9 @@ func TestBenchSimSaturated(t *testing.T) {
 }
 
 // TestBenchSimNothingCompleted: a bench whose loaded run completes no RPC
-// (--duration 5ms) exits 2 with the reason and leaves nothing half-written:
+// (--duration 25ms, seed 3: W4 at half of 50 Mbit/s issues one RPC every
+// 22 ms on average, and this seed's first comes later; 5 ms, which issues
+// none on average, is now refused before anything runs) exits 2 with the reason and leaves nothing half-written:
 // a new run folder is removed (it used to keep homa-records.json holding
 // [] with no report and no marker), a folder that existed keeps only what
 // it held.
@@ -239,7 +241,7 @@ func TestBenchSimNothingCompleted(t *testing.T) {
 	}
 	writeFile(t, existing, "mine.txt", "kept")
 	for _, arts := range []string{fresh, existing} {
-		out, err, code := run(t, "bench", "--env", "sim", "--duration", "5ms", "--unloaded", "2", "--artifacts", arts)
+		out, err, code := run(t, "bench", "--env", "sim", "--duration", "25ms", "--seed", "3", "--unloaded", "2", "--artifacts", arts)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "no homa RPC completed") || strings.Contains(err.Error(), arts) {
 			t.Errorf("--artifacts %s: exit %d, %v; want 2 and the reason, naming no folder\n%s", arts, code, err, out)
 		}
