@@ -1700,8 +1700,7 @@ func stallsLost(from, to time.Time, lost time.Duration, keep func(stall.Span) bo
 	if keep != nil {
 		spans = slices.DeleteFunc(spans, func(s stall.Span) bool { return !keep(s) })
 	}
-	sum := stall.Lost(spans)
-	return spans, sum, len(spans) > 0 && sum >= lost
+	return spans, stall.Lost(spans), stall.AtLeast(spans, lost) != nil
 }
 
 // slackInconclusive records timing finding q, which only the measured

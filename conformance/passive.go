@@ -217,9 +217,13 @@ func (w workloadSpec) run() *Bench {
 				// protocol does not carry it): the sizes find the RPC in
 				// the capture (homatest rpcs).
 				line := fmt.Sprintf("workload call %d (%d→%d bytes): %s", i, sz[0], sz[1], msg)
+				// A workload call ends in milliseconds: one that timed
+				// out is late by its whole life, which the stalls must
+				// have lost to explain it.
 				var sp []stall.Span
 				if env.Stalls != nil {
-					sp = stall.TimedOut(msg, began, time.Now(), env.Stalls.Spans())
+					now := time.Now()
+					sp = stall.TimedOut(msg, began, now, now.Sub(began), env.Stalls.Spans())
 				}
 				mu.Lock()
 				if len(sp) > 0 {

@@ -61,6 +61,10 @@ func (o *Collective) Run(ctx context.Context) (*bench.CollectiveReport, error) {
 		for _, load := range o.Loads {
 			pt, ideal, err := o.point(ctx, tr, load, buckets)
 			if err != nil {
+				if ctx.Err() != nil {
+					rep.Finish()
+					return nil, &CollectiveInterruptedError{Report: rep, Running: tr, Load: load, Err: err}
+				}
 				return nil, err
 			}
 			rep.Ideal = ideal
@@ -70,6 +74,23 @@ func (o *Collective) Run(ctx context.Context) (*bench.CollectiveReport, error) {
 	rep.Finish()
 	return rep, nil
 }
+
+// CollectiveInterruptedError is Collective.Run's error when ctx ended
+// before every point finished (it wraps ctx's error): Report holds the
+// setup and the points measured to the end (none when the first was cut
+// short), Running and Load the point cut short.
+type CollectiveInterruptedError struct {
+	Report  *bench.CollectiveReport
+	Running string
+	Load    float64
+	Err     error
+}
+
+// Error returns the wrapped error's text.
+func (e *CollectiveInterruptedError) Error() string { return e.Err.Error() }
+
+// Unwrap returns ctx's error.
+func (e *CollectiveInterruptedError) Unwrap() error { return e.Err }
 
 // point runs transport tr's collective at background load in a
 // simulation of its own, and returns it with the collective's ideal

@@ -83,31 +83,39 @@ func TestWithin(t *testing.T) {
 }
 
 // TestTimedOut: the stalls overlapping an RPC's life count only for a
-// timeout (agent codes timeout and silent); a payload or unreachable
-// failure inside a stall, and a timeout outside every stall, get none.
+// timeout (agent codes timeout and silent), and only when what they lost
+// within its life accounts for its lateness (the old code took any
+// overlapping stall: the 6 ms and 9 ms rows fail on it); a payload or
+// unreachable failure inside a stall, and a timeout outside every stall,
+// get none.
 func TestTimedOut(t *testing.T) {
 	t0 := time.Unix(100, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	spans := []Span{{From: at(10), To: at(20), Who: "agent on h2"}}
+	spans := []Span{{From: at(10), To: at(20), Who: "agent on h2", Lost: 8 * time.Millisecond}}
 	for _, c := range []struct {
 		err      string
 		from, to int
+		late     time.Duration
 		want     int
 	}{
-		{"timeout: homa: RPC timed out", 5, 15, 1},
-		{"silent: no done event within 10s", 12, 30, 1},
-		{"timeout: homa: RPC timed out", 25, 40, 0},
-		{"payload: response of 99 bytes, want 100", 5, 15, 0},
-		{"unreachable: no route", 5, 15, 0},
-		{"exited: agent exited", 5, 15, 0},
-		{"timeouts: not a code", 5, 15, 0},
-		{"", 5, 15, 0},
+		{"timeout: homa: RPC timed out", 5, 15, 4 * time.Millisecond, 1},
+		{"silent: no done event within 10s", 12, 30, 8 * time.Millisecond, 1},
+		// The stall lost 8 ms, of which 5 ms within the RPC's life:
+		// not the 6 ms it was late by (any overlap excused it before).
+		{"timeout: homa: RPC timed out", 5, 15, 6 * time.Millisecond, 0},
+		{"silent: no done event within 10s", 12, 30, 9 * time.Millisecond, 0},
+		{"timeout: homa: RPC timed out", 25, 40, 0, 0},
+		{"payload: response of 99 bytes, want 100", 5, 15, 0, 0},
+		{"unreachable: no route", 5, 15, 0, 0},
+		{"exited: agent exited", 5, 15, 0, 0},
+		{"timeouts: not a code", 5, 15, 0, 0},
+		{"", 5, 15, 0, 0},
 	} {
-		if got := TimedOut(c.err, at(c.from), at(c.to), spans); len(got) != c.want {
-			t.Errorf("TimedOut(%q, %d..%d ms) = %v, want %d spans", c.err, c.from, c.to, got, c.want)
+		if got := TimedOut(c.err, at(c.from), at(c.to), c.late, spans); len(got) != c.want {
+			t.Errorf("TimedOut(%q, %d..%d ms, %v late) = %v, want %d spans", c.err, c.from, c.to, c.late, got, c.want)
 		}
 	}
-	if got := TimedOut("timeout: x", at(5), at(15), nil); got != nil {
+	if got := TimedOut("timeout: x", at(5), at(15), 0, nil); got != nil {
 		t.Errorf("no measured stalls: %v, want none", got)
 	}
 }

@@ -26,7 +26,7 @@ func ScenarioPage(res *scenario.Result, command string) *Page {
 	p.Verdict = "PASS"
 	if s.Verdict == scenario.VerdictIncomplete {
 		p.Incomplete = true
-		p.Verdict = "INCOMPLETE: " + plural.Of(len(s.Incomplete), "plan rule", "plan rules") + " never fired"
+		p.Verdict = "INCOMPLETE: " + s.IncompleteHeadline()
 	} else if !p.Pass {
 		var why []string
 		if s.Failed > 0 {
@@ -40,8 +40,8 @@ func ScenarioPage(res *scenario.Result, command string) *Page {
 	mbit := func(b float64) string { return fmt.Sprintf("%.1f Mbit/s", b/1e6) }
 	p.Facts = []Fact{
 		{"RPCs", fmt.Sprintf("%d: %d ok, %d failed in %.2fs", s.RPCs, s.OK, s.Failed, s.Elapsed.Seconds())},
-		{"load", fmt.Sprintf("offered %s per server (%.0f%% of the link), busiest downlink %s (%.0f%%), goodput %s",
-			mbit(s.OfferedBps), 100*s.OfferedLoad, mbit(s.BusiestDownlinkBps), 100*s.BusiestDownlinkLoad, mbit(s.GoodputBps))},
+		{"load", fmt.Sprintf("offered %s per server (%.0f%% of the link), completed RPCs carried %s (%.0f%%), busiest downlink %s (%.0f%%), goodput %s",
+			mbit(s.OfferedBps), 100*s.OfferedLoad, mbit(s.DeliveredBps), 100*s.DeliveredLoad, mbit(s.BusiestDownlinkBps), 100*s.BusiestDownlinkLoad, mbit(s.GoodputBps))},
 		{"latency", fmt.Sprintf("p50 %v, p99 %v, max %v", s.P50.Round(time.Microsecond), s.P99.Round(time.Microsecond), s.Max.Round(time.Microsecond))},
 		{"drops", dropsText(s.Drops)},
 		{"run folder", s.Dir},
@@ -49,7 +49,7 @@ func ScenarioPage(res *scenario.Result, command string) *Page {
 	for _, h := range s.PlanHits {
 		p.Facts = append(p.Facts, Fact{fmt.Sprintf("plan rule %d", h.Rule), fmt.Sprintf("%q: %s", h.Name, plural.Of64(uint64(h.Hits), "hit", "hits"))})
 	}
-	if s.CaptureKernelDrops > 0 {
+	if s.CaptureKernelDrops > 0 && s.CaptureDropExcused == 0 { // else a line of Incomplete says it (Summary.Incomplete)
 		p.Notes = append(p.Notes, fmt.Sprintf("the capture lost %s: the check saw an incomplete capture", plural.Of64(uint64(s.CaptureKernelDrops), "frame", "frames")))
 	}
 	if s.Excused > 0 {

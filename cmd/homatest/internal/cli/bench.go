@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,7 +89,9 @@ each host, and for each transport of --transport:
      percentile: a CPU stall only adds latency);
   2. runs the loaded workload: the other hosts call the last one with
      request sizes from --workload at Poisson arrivals offering --load of
-     the server's link, for --duration (harness/traffic).
+     the server's link, for --duration (harness/traffic). A --rate and
+     --duration in which the workload would not issue one message on
+     average are refused before anything is built (exit 2).
 
 The transports see the same request sizes and arrival times (same --seed).
 "homa" is the --impl agent (ref: the reference implementation, run with a
@@ -272,6 +275,9 @@ func (o *benchOpts) check() error {
 	case o.response < 1 || o.response > agent.MaxMessage:
 		return fmt.Errorf("--response %d: want 1..%d bytes", o.response, agent.MaxMessage)
 	}
+	if err := o.checkIssues(); err != nil {
+		return err
+	}
 	if err := checkPlotFile(o.plot); err != nil {
 		return err
 	}
@@ -309,6 +315,46 @@ func (o *benchOpts) check() error {
 	}
 	o.homaImpl, err = agent.ResolveManifest(o.impl)
 	return err
+}
+
+// checkIssues refuses a --rate and --duration in which the workload's
+// Poisson arrivals (workload.Poisson: --load of the link over the
+// workload's mean message size on the wire) would not issue one message
+// on average: such a bench measured nothing, after building its hosts and
+// measuring the unloaded latency (--rate 1kbit --duration 10ms ran 47 s
+// before failing).
+func (o *benchOpts) checkIssues() error {
+	a, err := workload.Poisson(o.load, float64(o.rateBps), o.dist, workload.HomaDataOverhead{})
+	if err != nil || a.Rate*o.duration.Seconds() >= 1 {
+		return nil
+	}
+	gap := time.Duration(float64(time.Second) / a.Rate)
+	return fmt.Errorf("--rate %s and --duration %v: at --load %v the workload %s (%.0f bytes a message on the wire, on average) issues one message every %v, so none in %v: give --duration %v or more, or --rate %s or more",
+		o.rate, o.duration, o.load, o.dist.Name(), o.dist.MeanWireBytes(workload.HomaDataOverhead{}), roundUp(gap), o.duration, roundUp(gap),
+		rateUp(float64(o.rateBps)/(a.Rate*o.duration.Seconds())))
+}
+
+// rateUp writes bps rounded up to a whole number of kbit, mbit or gbit
+// per second, as --rate takes it.
+func rateUp(bps float64) string {
+	for _, u := range []struct {
+		name string
+		bps  float64
+	}{{"gbit", 1e9}, {"mbit", 1e6}} {
+		if bps >= u.bps {
+			return fmt.Sprintf("%.0f%s", math.Ceil(bps/u.bps), u.name)
+		}
+	}
+	return fmt.Sprintf("%.0fkbit", math.Ceil(bps/1e3))
+}
+
+// roundUp rounds d up to two significant digits, for a bound to suggest.
+func roundUp(d time.Duration) time.Duration {
+	unit := time.Duration(1)
+	for d/unit >= 100 {
+		unit *= 10
+	}
+	return (d + unit - 1) / unit * unit
 }
 
 // interrupted is the error (exit 130) of a bench whose context ended

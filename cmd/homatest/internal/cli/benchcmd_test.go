@@ -52,6 +52,12 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"--env", "sim", "--hosts", "145"}, "--hosts 145: want 2..144"},
 		{[]string{"--env", "ns", "--hosts", "17"}, "--hosts 17: want 2..16"},
 		{[]string{"--env", "sim", "--impl", "linux"}, "--env sim simulates the reference implementation only"},
+		// A rate and duration in which the workload issues no message on
+		// average (W4's mean 65,960 wire bytes at half of 1 kbit/s: one
+		// every 18m20s): refused before anything is built (it ran 47 s
+		// in namespaces, measuring unloaded latency, before failing).
+		{[]string{"--rate", "1kbit", "--duration", "10ms"}, "--rate 1kbit and --duration 10ms: at --load 0.5 the workload w4 (65960 bytes a message on the wire, on average) issues one message every 18m20s, so none in 10ms: give --duration 18m20s or more, or --rate 106mbit or more"},
+		{[]string{"--env", "sim", "--rate", "10gbit", "--workload", "w5", "--duration", "100us"}, "issues one message every 670µs, so none in 100µs: give --duration 670µs or more, or --rate 67gbit or more"},
 	} {
 		out, err, code := run(t, append([]string{"bench"}, c.args...)...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -220,7 +226,9 @@ func TestBenchSimSaturated(t *testing.T) {
 }
 
 // TestBenchSimNothingCompleted: a bench whose loaded run completes no RPC
-// (--duration 5ms) exits 2 with the reason and leaves nothing half-written:
+// (--duration 25ms, seed 3: W4 at half of 50 Mbit/s issues one RPC every
+// 22 ms on average, and this seed's first comes later; 5 ms, which issues
+// none on average, is now refused before anything runs) exits 2 with the reason and leaves nothing half-written:
 // a new run folder is removed (it used to keep homa-records.json holding
 // [] with no report and no marker), a folder that existed keeps only what
 // it held.
@@ -233,7 +241,7 @@ func TestBenchSimNothingCompleted(t *testing.T) {
 	}
 	writeFile(t, existing, "mine.txt", "kept")
 	for _, arts := range []string{fresh, existing} {
-		out, err, code := run(t, "bench", "--env", "sim", "--duration", "5ms", "--unloaded", "2", "--artifacts", arts)
+		out, err, code := run(t, "bench", "--env", "sim", "--duration", "25ms", "--seed", "3", "--unloaded", "2", "--artifacts", arts)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "no homa RPC completed") || strings.Contains(err.Error(), arts) {
 			t.Errorf("--artifacts %s: exit %d, %v; want 2 and the reason, naming no folder\n%s", arts, code, err, out)
 		}

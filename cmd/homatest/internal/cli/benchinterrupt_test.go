@@ -104,13 +104,15 @@ func holdersOf(t *testing.T, dir string) []string {
 }
 
 // TestBenchCollectiveInterrupt: SIGTERM to homatest bench collective
-// during its first all-reduce ends it with exit 130 and one line, not by
-// the signal (exit 143, nothing said, as before), and no --plot file.
+// during its first all-reduce ends it with exit 130 and one line naming
+// the point cut short, not by the signal (exit 143, nothing said, as
+// before), and no --plot file (TestCollectiveInterrupted: the points
+// that finished before are reported).
 func TestBenchCollectiveInterrupt(t *testing.T) {
 	plot := filepath.Join(t.TempDir(), "coll.png")
 	out, code := interruptAt(t, syscall.SIGTERM, "all-reduce of", "bench", "collective", "--size", "1GB", "--loads", "0,0.5", "--plot", plot)
 	last := out[strings.LastIndex(out, "\n")+1:]
-	if want := "homatest: interrupted: the collective bench stopped before it finished; it wrote nothing"; code != 130 || last != want {
+	if want := "homatest: interrupted while homa ran at background load 0.00: the collective bench stopped before any point finished; nothing was measured"; code != 130 || last != want {
 		t.Fatalf("bench collective interrupted: exit %d, stderr:\n%s\nwant 130 and last line %q", code, out, want)
 	}
 	if _, err := os.Stat(plot); !os.IsNotExist(err) {

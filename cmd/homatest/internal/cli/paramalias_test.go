@@ -68,7 +68,7 @@ func TestRunRefusesScenarioFolder(t *testing.T) {
 // "--artifacts: mkdir homatest-runs: ...".
 func TestDefaultRunFolderUnwritable(t *testing.T) {
 	t.Chdir("/proc") // no folder can be made there, root or not
-	for _, args := range [][]string{{"explore", "--budget", "1s"}, {"bench", "--env", "sim", "--duration", "10ms"}} {
+	for _, args := range [][]string{{"explore", "--budget", "1s"}, {"bench", "--env", "sim", "--duration", "100ms"}} {
 		_, err, code := run(t, args...)
 		if code != ExitUsage || err == nil || !strings.HasPrefix(err.Error(), "cannot create the default run folder under homatest-runs/") {
 			t.Errorf("%v: exit %d, %v; want 2, cannot create the default run folder", args, code, err)

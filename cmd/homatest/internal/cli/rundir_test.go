@@ -76,7 +76,7 @@ func needLinuxUnsupported(t *testing.T) {
 // new --artifacts folder (it used to stay) or an existing one.
 func TestBenchSetupFailureLeavesNothing(t *testing.T) {
 	checkUndone(t, "unsched_bytes -5: want a non-negative integer",
-		"bench", "--env", "sim", "--duration", "1ms", "--param", "unsched_bytes=-5")
+		"bench", "--env", "sim", "--duration", "100ms", "--param", "unsched_bytes=-5")
 }
 
 // TestBenchNSSetupFailureLeavesNothing: the same in namespaces with a homa
@@ -161,7 +161,7 @@ func TestArtifactsUnderAFile(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "--env", "sim"},
 		{"explore", "--env", "sim", "--budget", "1s"},
-		{"bench", "--env", "sim", "--duration", "10ms"},
+		{"bench", "--env", "sim", "--duration", "100ms"},
 		{"scenario", "run", sc},
 	} {
 		args = append(args, "--artifacts", filepath.Join(file, "run"))

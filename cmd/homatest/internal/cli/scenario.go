@@ -256,12 +256,17 @@ bytes of each frame (every header) and no timing slack is applied. It prints RPC
 failed, offered and carried load, latency p50/p99, drops by reason, fault
 plan hits and the rule table.
 
-Exit codes: 0 every RPC completed (or timed out during a measured stall
-of this machine) and no MUST rule was violated (SHOULD
-violations, with check.level should, are warnings unless --strict) and every
-plan rule fired; 1 failed RPCs or violations; 2 INCOMPLETE: nothing failed but
-a plan rule never fired, so its fault was not tested (the folder is kept;
--o json: verdict "incomplete", the rules in "incomplete"), or a bad scenario
+Exit codes: 0 every RPC completed (or timed out while measured stalls of
+this machine that lost its lateness overlapped it) and no MUST rule was
+violated (SHOULD violations, with check.level should, are warnings unless
+--strict) and the run tested what it set out to; 1 failed RPCs or
+violations; 2 INCOMPLETE: nothing failed but the run did not test what it
+set out to: a plan rule never fired (its fault was not tested), the
+completed RPCs carried less than 70% of the workload's offered load (at
+most the link; not with a lossy link or a plan firing on more than 1% of
+the RPCs), or the capture lost frames a finding may rest on (the folder is
+kept; -o json and summary.json: verdict "incomplete", one line per reason
+in "incomplete"), or a bad scenario
 or manifest, not root, a kernel without a
 feature the link needs, or an environment error (nothing is left behind);
 130 interrupted (the folder is kept, marked by its file "interrupted";
@@ -322,9 +327,10 @@ func (o *scenarioOpts) print(w io.Writer, s scenario.Summary, v any) error {
 }
 
 // verdictErr is exit 1 for a failed run (with strict, also for SHOULD
-// violations) and exit 2 for an incomplete one (a plan rule never fired:
-// nothing failed, but the fault was not tested, and untested is not a
-// pass).
+// violations) and exit 2 for an incomplete one (a plan rule never fired,
+// the offered load not carried, or capture drops a finding may rest on:
+// nothing failed, but the run did not test what it set out to, and
+// untested is not a pass).
 func verdictErr(s scenario.Summary, strict bool) error {
 	if s.Verdict == scenario.VerdictPass && (!strict || s.ShouldViolated == 0) {
 		return nil
