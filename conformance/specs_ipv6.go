@@ -118,6 +118,30 @@ var _ = Describe("IPv6", func() {
 			checkExchange(p)
 		}))
 
+	It("IPV6-rpc-unknown: over IPv6, a RESEND for an RPC the IUT never saw is answered with RPC_UNKNOWN, as over IPv4: from the port the RESEND went to back to the port it came from, with the RESEND's sender_id xor 1, at num_priorities-1 in the traffic class, and nothing else",
+		labels("ipv6", "MUST", "HOMA-RESEND-006", "HOMA-RESEND-002", "HOMA-PRIO-001"), needs(agent.CapIPv6), body(func() {
+			// RPC_UNKNOWN-reply over IPv6: homa_resend_pkt answers a
+			// RESEND for an unknown RPC with homa_xmit_unknown, which
+			// swaps the ports and flips the id's low bit whatever the
+			// family (skb_canonical_ipv6_saddr for the peer): an IUT
+			// that builds the answer apart for IPv6 peers may get either
+			// wrong where only IPv4 was ever tried.
+			overIPv6()
+			p := peer(0)
+			pr := params()
+			id := env.NewRPCID()
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: wire.CommonFields{Sport: 40999, Dport: serverPort(), SenderID: id},
+				Offset: 0, Length: 1000, Priority: ctrlLevel(pr)}, "RESEND over IPv6 for an RPC that never existed")).To(Succeed())
+			u, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id, Checks: []tester.Check{
+				tester.Is("sport", uint64(serverPort())), tester.Is("dport", 40999),
+				tester.IPPriority(ctrlLevel(pr), ctrlLevel(pr)),
+			}}, wait(2*pr.Tick))
+			ok(err, "RPC_UNKNOWN over IPv6")
+			Expect(u.Pkt.SenderID()).To(Equal(id+1), "RPC_UNKNOWN carries the server's id (the RESEND's sender_id xor 1)")
+			Expect(p.ExpectNone(ctx(), tester.Match{From: iut(), RPC: id}, window(2*pr.Tick))).To(Succeed())
+			checkExchange(p)
+		}))
+
 	It("IPV6-resend: over IPv6, a request with a missing segment draws a RESEND for exactly that segment, cut as for IPv6, after resend_ticks of silence, and is answered once it is retransmitted",
 		labels("ipv6", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-PRIO-001"), needs(agent.CapIPv6), body(func() {
 			// RESEND-gap over IPv6: the lost range follows the tester's

@@ -45,6 +45,7 @@ const (
 	FaultReuseTimedOutID      Fault = "reuse-timed-out-id"
 	FaultAckPartialResponse   Fault = "ack-partial-response"
 	FaultGrantStopAndWait     Fault = "grant-stop-and-wait"
+	FaultBusySecondResend     Fault = "busy-second-resend"
 )
 
 // faultCatalogue is every fault knob as data: what it does, the real
@@ -85,6 +86,7 @@ var faultCatalogue = []FaultInfo{
 	{string(FaultReuseTimedOutID), "the client's next RPC after a timeout takes the timed-out RPC's id instead of a new one (seen after the spec that timed it out: the run's whole capture, RUN-capture)", []string{"ID-02"}, []string{"HOMA-RESEND-010", "HOMA-WIRE-014"}},
 	{string(FaultAckPartialResponse), "a client RPC is queued as a pending ack when the first packet of its response arrives, not once the application receives the whole response: the client's next DATA to that server (or an ACK) tells it to free an RPC whose response is still incomplete, and the rest of the response never comes", []string{"ACK-03"}, []string{"HOMA-ACK-004"}},
 	{string(FaultGrantStopAndWait), "a receiver grants a message only once every byte it authorised has arrived (stop-and-wait: received + window then, a window per round trip), not after every batch of DATA", []string{"GRANT-12"}, []string{"HOMA-GRANT-024"}},
+	{string(FaultBusySecondResend), "a server still receiving a request or computing its response answers the first RESEND of the RPC with BUSY and ignores every later one: the client, which goes on asking, hears nothing and aborts the RPC at timeout_ticks", []string{"BR-23", "RTX-06"}, []string{"HOMA-RESEND-002"}},
 }
 
 // FaultNames returns the fault catalogue: every fault knob with what it

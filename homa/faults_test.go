@@ -52,6 +52,7 @@ func TestFaultKnobsCaught(t *testing.T) {
 		{homa.FaultReuseTimedOutID, 0, false},
 		{homa.FaultAckPartialResponse, 0, false},
 		{homa.FaultGrantStopAndWait, 0, false},
+		{homa.FaultBusySecondResend, 0, false},
 	}
 	for _, c := range cases {
 		info, ok := homa.LookupFault(string(c.fault))
@@ -196,6 +197,13 @@ func TestFaultKnobsCaught(t *testing.T) {
 							t.Fatalf("RPC: %v", err)
 						}
 					}
+				case c.fault == homa.FaultBusySecondResend:
+					// The server computes 60 ms: the client's RESEND at
+					// about 10 ms, the second, waits past response_timeout
+					// (20 ms) for its answer (the response at 60 ms).
+					slowServer(t, tn.hosts[4], 4000, 60*time.Millisecond)
+					sock, _ := tn.hosts[0].Dial()
+					sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[4].Addr(), 4000), make([]byte, 500))
 				case c.slow:
 					slowServer(t, tn.hosts[4], 4000, 30*time.Millisecond)
 					sock, _ := tn.hosts[0].Dial()

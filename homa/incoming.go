@@ -238,6 +238,9 @@ func (h *Machine) handleResend(src netip.Addr, rs wire.Resend) {
 	}
 	if r.out == nil || !r.client && r.state < serverSending {
 		// A server still receiving the request or computing the response.
+		if r.busied && h.faults[FaultBusySecondResend] {
+			return // answered one RESEND: the later ones go unanswered
+		}
 		if !h.faults[FaultNoBusy] {
 			h.send(src, h.topPriority(), &wire.BusyFields{Common: h.control(r)})
 			r.busied = true

@@ -69,7 +69,7 @@ type rpc struct {
 	in       *msgIn
 	silent   int  // silent_ticks
 	doneTick int  // ticks since the response was fully transmitted
-	busied   bool // a server RPC that answered a RESEND with BUSY (FaultForgetHeldRPC)
+	busied   bool // a server RPC that answered a RESEND with BUSY (FaultForgetHeldRPC, FaultBusySecondResend)
 	// needAcked: a server RPC that has sent its first NEED_ACK (first
 	// ones and repeats each have their own cap per client host and
 	// tick: onTick).

@@ -305,10 +305,13 @@ func resendRules3() []*Rule {
 		{
 			ID: "HOMA-RESEND-024", Level: Must,
 			Facts:     []string{"RTX-01"},
-			Statement: "A client sends no RESEND for its response while it still has request bytes it may send and has not transmitted: no request byte below max(U, the GRANT offsets it had received) is transmitted for the first time more than slack after a RESEND of the client for the RPC.",
+			Statement: "A client sends no RESEND for its response while it still has request bytes it may send and has not transmitted: no request byte below max(U, the GRANT offsets it had received) is transmitted for the first time more than slack after a RESEND of the client for the RPC, nor is the client's next RESEND for the RPC, more than slack later, sent with such bytes still not transmitted.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (a client RPC in RPC_OUTGOING with homa_rpc_tx_end below msgout.granted resets silent_ticks and returns: the ball is in its court), homa_outgoing.c homa_rpc_tx_end (bytes deferred in homa_qdisc count as not transmitted), homa_xmit_data (a message's new bytes go in offset order, once)",
-			Capture:   "judged at the first transmission that shows the client had not transmitted those bytes when it RESENT (new bytes go in offset order, each once, so a byte first seen later was not sent before); slack covers bytes already handed to the NIC; a violation only on the client's link (elsewhere a DATA sent before the RESEND may wait behind higher priority levels while the RESEND passes: cause queueing); a GRANT counts only if the sender is known to have received it (it sent bytes only that GRANT, or a later one, authorised) and it passed the capture point more than slack before the RESEND",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactLive | FactNoResponseResend, NotApplicable}, Timed: true, Check: func(c *Ctx, e *Event) Result {
+			Capture:   "judged at the first transmission that shows the client had not transmitted those bytes when it RESENT (new bytes go in offset order, each once, so a byte first seen later was not sent before); slack covers bytes already handed to the NIC; a violation only on the client's link (elsewhere a DATA sent before the RESEND may wait behind higher priority levels while the RESEND passes: cause queueing); a GRANT counts only if the sender is known to have received it (it sent bytes only that GRANT, or a later one, authorised) and it passed the capture point more than slack before the RESEND; the next RESEND shows the bytes still not transmitted only at the client's own link (a capture elsewhere may not show DATA lost or queued before it), where a client that stopped short of a GRANT it had received (one that takes a later, lower GRANT offset for its horizon) RESENDs for the response and sends no more of its request",
+			Property: Each{Types: []wire.PacketType{wire.TypeData, wire.TypeResend}, Usual: Usual{FactLive | FactNoResponseResend, NotApplicable}, Timed: true, Check: func(c *Ctx, e *Event) Result {
+				if e.Type() == wire.TypeResend {
+					return resendUnsentRequest(c, e)
+				}
 				if !e.FromClient() || e.Retransmit() || e.Length == 0 {
 					return Skip
 				}
@@ -348,6 +351,41 @@ func resendRules3() []*Rule {
 			}},
 		},
 	}
+}
+
+// resendUnsentRequest judges a client's RESEND e for its response
+// against the client's previous RESEND for the RPC (HOMA-RESEND-024):
+// when request bytes below a GRANT the client is known to have received
+// more than slack before that RESEND are still not transmitted at e, more
+// than slack after it, the client had RESENT with granted bytes it had not
+// sent (homa_timer_check_rpc: tx_end below msgout.granted resets
+// silent_ticks; new bytes go in offset order, each once). Judged only on
+// the client's link, where its DATA are seen as it sent them.
+func resendUnsentRequest(c *Ctx, e *Event) Result {
+	if !e.FromClient() || !c.Net.atSender(e.Src) || isBufferWakeup(c.P, e.Packet.Resend()) {
+		return Skip
+	}
+	r := c.T.Lookup(e)
+	if r == nil || r.Unknown || r.Acked || answersNeedAck(c.P, r, e) {
+		return Skip
+	}
+	prev := r.Response.res().LastResend
+	if prev.Time.IsZero() || e.Time.Sub(prev.Time) <= c.P.Slack {
+		return Skip
+	}
+	m := &r.Request
+	if !m.Known || len(m.GrantLog) == 0 || !m.GrantLog[0].Time.Before(prev.Time.Add(-c.P.Slack)) {
+		return Skip
+	}
+	h := m.GrantLog[0].Offset
+	if m.Length > 0 {
+		h = min(h, m.Length)
+	}
+	if m.SentEnd >= h {
+		return Pass()
+	}
+	return Violation("RESEND for the response %v after the client's previous one (frame %d), and request bytes [%d, %d) below the GRANT it had received (frame %d, offset %d) still not transmitted: a client with granted bytes left to send does not RESEND",
+		e.Time.Sub(prev.Time).Round(time.Microsecond), prev.Frame, m.SentEnd, h, m.GrantLog[0].Frame, m.GrantLog[0].Offset).With(prev.Frame).WithSlack(c.P.Slack)
 }
 
 // retxCopiesAsked judges retransmission e of message m, which overlaps a

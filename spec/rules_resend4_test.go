@@ -6,6 +6,7 @@ package spec
 // (HOMA-RESEND-019).
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -644,4 +645,40 @@ func TestResend012PastLength(t *testing.T) {
 	}
 	rep = checkDrops(b, id, 1, false)
 	wantViolations(t, rep, id, past)
+}
+
+// TestResend024NextResendShowsUnsent: a client sends its 40000
+// unscheduled bytes and 8544 bytes of a GRANT to 60000 (the packet at
+// 47120 lies past what a 10000-byte skb started below 40000 could hold, so
+// it got that GRANT), then takes a later, lower GRANT for its horizon and
+// stops: it RESENDs for the response twice, 5 ms apart, with
+// [48544, 60000) never sent. HomaModule's timer resets silent_ticks while tx_end is below
+// msgout.granted (homa_timer_check_rpc), so the first RESEND was illegal,
+// which the second shows on the client's link. A client that sent up to
+// 60000 first passes; a capture elsewhere (which may miss DATA lost before
+// it) does not judge it. Fails on the old rule (judged only at a later
+// first transmission, which this client never sends).
+func TestResend024NextResendShowsUnsent(t *testing.T) {
+	build := func(sendAll bool) (*traceBuilder, int, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 70000, 0, 40000, 40000, 4)
+		b.after(20*time.Microsecond).grant(false, 2, 60000, 0)
+		b.after(time.Microsecond).grant(false, 2, 48544, 0)
+		end := uint32(48544)
+		if sendAll {
+			end = 60000
+		}
+		b.after(10*time.Microsecond).message(true, 2, 70000, 40000, end, 40000, 0)
+		first := b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		second := b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		return b, first, second
+	}
+	b, _, _ := build(true)
+	wantClean(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-024"), "HOMA-RESEND-024")
+	b, first, second := build(false)
+	f := violationAt(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-024"), "HOMA-RESEND-024", second)
+	if !slices.Contains(f.Frames, first) {
+		t.Errorf("the violation names frames %v, want the first RESEND's %d among them", f.Frames, first)
+	}
+	wantViolations(t, b.check("linux", "HOMA-RESEND-024"), "HOMA-RESEND-024")
 }

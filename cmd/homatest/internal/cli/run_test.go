@@ -325,8 +325,8 @@ func TestRunList(t *testing.T) {
 		t.Fatalf("run --list: exit %d, %v\n%s", code, err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 1+97+1 || !strings.HasPrefix(lines[0], "NAME ") || lines[len(lines)-1] != "96 specs and RUN-capture; RUNS: yes or no, with these flags; run one: homatest run --focus NAME" {
-		t.Fatalf("want a header, 97 lines (96 specs and RUN-capture) and the count; got %d lines:\n%s", len(lines), out)
+	if len(lines) != 1+98+1 || !strings.HasPrefix(lines[0], "NAME ") || lines[len(lines)-1] != "97 specs and RUN-capture; RUNS: yes or no, with these flags; run one: homatest run --focus NAME" {
+		t.Fatalf("want a header, 98 lines (97 specs and RUN-capture) and the count; got %d lines:\n%s", len(lines), out)
 	}
 	for _, want := range []string{
 		// The built-in ref's hello is known: every active spec runs.
@@ -408,8 +408,8 @@ func TestRunList(t *testing.T) {
 	}
 	// A selection lists what it selects, and no RUN-capture.
 	out, _, code = run(t, "run", "--list", "--env", "sim", "--label-filter", "ipv6")
-	if code != ExitOK || !strings.HasPrefix(strings.Split(strings.TrimSpace(out), "\n")[3], "IPV6-") || !strings.Contains(out, "\n4 specs; ") {
-		t.Errorf("run --list --label-filter ipv6: exit %d; want the 4 IPV6 specs:\n%s", code, out)
+	if code != ExitOK || !strings.HasPrefix(strings.Split(strings.TrimSpace(out), "\n")[3], "IPV6-") || !strings.Contains(out, "\n5 specs; ") {
+		t.Errorf("run --list --label-filter ipv6: exit %d; want the 5 IPV6 specs:\n%s", code, out)
 	}
 }
 
@@ -480,8 +480,8 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("-o json: %v\n%s", err, out)
 		}
-		if len(rep.Passes) != 1 || len(rep.Passes[0].Specs) != 97 {
-			t.Fatalf("%v: want one pass of all 96 specs and RUN-capture; got %+v", c.params, rep)
+		if len(rep.Passes) != 1 || len(rep.Passes[0].Specs) != 98 {
+			t.Fatalf("%v: want one pass of all 97 specs and RUN-capture; got %+v", c.params, rep)
 		}
 		passed := 0
 		for _, sp := range rep.Passes[0].Specs {
@@ -494,7 +494,7 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 			}
 		}
 		if rep.Verdict != "pass" || passed < c.pass {
-			t.Errorf("%v: verdict %q, %d of 96 specs passed; want pass with at least %d (the rest unsupported)", c.params, rep.Verdict, passed, c.pass)
+			t.Errorf("%v: verdict %q, %d of 97 specs passed; want pass with at least %d (the rest unsupported)", c.params, rep.Verdict, passed, c.pass)
 		}
 	}
 }
@@ -540,8 +540,8 @@ func TestRunSimRepeatIdentical(t *testing.T) {
 	var first []byte
 	var firstCap []byte
 	for i, p := range rep.Passes {
-		if n := len(p.Specs); n != 97 {
-			t.Errorf("pass %d ran %d specs, want all 96 and RUN-capture", i+1, n)
+		if n := len(p.Specs); n != 98 {
+			t.Errorf("pass %d ran %d specs, want all 97 and RUN-capture", i+1, n)
 		}
 		for _, s := range p.Specs {
 			if s.State != "passed" {
