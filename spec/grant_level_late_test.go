@@ -181,3 +181,76 @@ func TestResend019WholeRequestLate(t *testing.T) {
 		wantSince(t, f, t0)
 	}
 }
+
+// TestGrant020PassedOverLate: an SRPT GRANT while a message clearly ahead
+// waits ungranted is late by the time from the arrival that put that
+// message ahead (here its first DATA: ahead by its whole length) to the
+// GRANT, less slack: a receiver lagging that long had not seen it. The
+// GRANT 3.4 ms after the short request's first DATA: 1.4 ms. Fails on the
+// old rule (no Late: any overlapping stall excused it).
+func TestGrant020PassedOverLate(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 10, 500000, 0, 40000, 40000, 4)
+	b.client = netipAddr("198.18.0.3")
+	short := b.message(true, 20, 60000, 0, 40000, 40000, 4)
+	b.client = netipAddr("198.18.0.1")
+	for k := range 4 {
+		b.after(100*time.Microsecond).grant(false, 10, 50000+uint32(k)*2000, 0)
+	}
+	late := b.after(3*time.Millisecond).grant(false, 10, 80000, 0)
+	b.client = netipAddr("198.18.0.3")
+	b.after(time.Millisecond).grant(false, 20, 60000, 0)
+	f := violationAt(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1"), "HOMA-GRANT-020", late)
+	first := b.events[short[0]-1].Time
+	wantLate(t, f, b.events[late-1].Time.Sub(first)-f.Slack)
+	wantSince(t, f, first)
+}
+
+// TestGrant022OlderLate: a FIFO GRANT to a message younger than an
+// eligible one (TestGrant022FIFOToYounger) is late by how much more than
+// slack the older message's first DATA came before the younger's: a
+// receiver that lagged that long behind the older one's first DATA took
+// it to be born later. Fails on the old rule (no Late).
+func TestGrant022OlderLate(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	c2 := olderAndYounger(b, shorterGranted)
+	b.client = c2
+	fifo := b.grant(false, 4, 90000, 6)
+	f := violationAt(t, b.check("linux", "HOMA-GRANT-022"), "HOMA-GRANT-022", fifo)
+	var older, younger time.Time
+	for _, e := range b.events {
+		if e.Type() == wire.TypeData && e.Offset == 0 {
+			switch KeyOf(&e).ClientID {
+			case 2:
+				older = e.Time
+			case 4:
+				younger = e.Time
+			}
+		}
+	}
+	wantLate(t, f, younger.Sub(older)-f.Slack)
+}
+
+// TestResend008LateNeedAckAnswer: a client's RESEND after an unanswered
+// NEED_ACK, too soon for a timer round (HOMA-RESEND-008), may be the
+// answer to that NEED_ACK (homa_need_ack_pkt on main) held back by a
+// stall: the finding says so (too soon from the peer's NEED_ACK, late by
+// the time since it less slack), and only a stall between the two that
+// lost that much excuses it, not one that held back the earlier round.
+// Judged with the simulator's 1 µs, the IUT frozen 259 µs between a
+// NEED_ACK and its answer failed TestHeldUpTesters. Fails on the old rule
+// (measured from the earlier round, EarlyFromOwn).
+func TestResend008LateNeedAckAnswer(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(50*time.Microsecond).data(false, 2, 4272, 0, 1424, 7, nil)
+	b.data(false, 2, 4272, 2848, 1424, 7, nil)
+	b.after(5*time.Millisecond).resend(true, 2, 1424, 1424, 7)
+	na := b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	rs := b.after(259*time.Microsecond).resend(true, 2, 1424, 1424, 7)
+	f := violationAt(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-008", "slack=1us", "jitter=1us"), "HOMA-RESEND-008", rs)
+	at := b.events[na-1].Time
+	if f.EarlyRef != EarlyFromPeer || !f.EarlyAt.Equal(at) || f.Late != 259*time.Microsecond-f.Slack {
+		t.Errorf("HOMA-RESEND-008: early %v from %v (%s), late %v: want from the NEED_ACK at %v, late 258µs", f.Early, f.EarlyAt, f.EarlyRef, f.Late, at)
+	}
+}
