@@ -508,12 +508,13 @@ func resendRules() []*Rule {
 				if gap < need {
 					v := Violation("RESEND round %v after the previous round (frame %d) with no DATA, GRANT or BUSY from the peer in between; resend_interval %d (tick %v) needs ≥ %v less jitter %v",
 						gap.Round(time.Microsecond), m.res().RoundFrame, c.P.ResendInterval, c.P.Tick, c.P.Ticks(c.P.ResendInterval-1), c.P.Jitter).With(m.res().RoundFrame).WithSlack(c.P.Jitter)
-					if na := r.NeedAckTime; e.FromClient() && c.P.Wire != wire.Version2024 && na.After(m.res().RoundStart) && !na.After(e.Time) && r.needAckAnswer < na.UnixNano() {
+					if lateNeedAckAnswer(c.P, r, m, e) {
 						// A NEED_ACK since the round, unanswered: on main
 						// this may be the answer (homa_need_ack_pkt), held
 						// back past slack by a stall between the two that
 						// lost as much (a frozen client answered 259 µs
 						// late in TestHeldUpTesters).
+						na := r.NeedAckTime
 						return v.WithEarly(need-gap, na, EarlyFromPeer).WithLate(e.Time.Sub(na) - c.P.Slack)
 					}
 					return v.WithEarly(need-gap, m.res().RoundStart, EarlyFromOwn)

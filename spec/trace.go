@@ -2388,6 +2388,10 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 		r.needAckAnswerOff = rs.Offset()
 	case m.inRound(t.P, e, rs):
 		rst.RoundOffset = rs.Offset()
+	case lateNeedAckAnswer(t.P, r, m, e):
+		// Not a round: the next timer round counts from the last one.
+		r.needAckAnswer = e.Time.UnixNano()
+		r.needAckAnswerOff = rs.Offset()
 	default:
 		rst.RoundStart, rst.RoundFrame, rst.RoundOffset, rst.RoundAll = e.Time, e.Frame, rs.Offset(), rs.IsResendAll()
 		if m.retx != nil { // set when the RESEND asked for bytes (above)
@@ -2695,6 +2699,25 @@ func answersNeedAck(p *Params, r *RPC, e *Event) bool {
 	}
 	d := e.Time.Sub(r.NeedAckTime)
 	return d >= 0 && d <= p.Slack
+}
+
+// lateNeedAckAnswer reports whether client RESEND e, asking for bytes of
+// message m, may answer the latest NEED_ACK late rather than begin a timer
+// round: on main (homa_need_ack_pkt), that NEED_ACK came after m's latest
+// round and has no answer yet (answersNeedAck: not within slack), and e
+// comes too soon after that round for the next (resend_interval ticks
+// less one and jitter, as HOMA-RESEND-008 judges). A stall that held the
+// client back between the two explains it (HOMA-RESEND-008 says how
+// long); taken for a round, it made the client's next round look early.
+func lateNeedAckAnswer(p *Params, r *RPC, m *Message, e *Event) bool {
+	if r == nil {
+		return false
+	}
+	na, rs := r.NeedAckTime, m.res()
+	if !e.FromClient() || p.Wire == wire.Version2024 || rs.RoundStart.IsZero() || !na.After(rs.RoundStart) || na.After(e.Time) || r.needAckAnswer >= na.UnixNano() {
+		return false
+	}
+	return e.Time.Sub(rs.RoundStart) < p.Ticks(p.ResendInterval-1)-p.Jitter
 }
 
 // continuesAnswer reports whether RESEND e continues the client's latest
