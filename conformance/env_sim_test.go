@@ -10,6 +10,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/sim"
 )
 
 // TestSimEnvDescribesTick: the simulated pass header names the IUT's tick,
@@ -70,5 +71,28 @@ func TestSimCaptureDeclaresNoDrops(t *testing.T) {
 	}
 	if st := r.Stats(); len(st.IfaceDrops) == 0 || st.CaptureDrops != 0 {
 		t.Errorf("capture declares drops %v (total %d), want 0 on every port", st.IfaceDrops, st.CaptureDrops)
+	}
+}
+
+// TestSimEnvJudgesWithItsOwnNoise: on virtual time the suite judges the
+// IUT, and its run capture's .params sidecar says, with the simulator's
+// own tolerance (or the slack its configuration asks for), not the linux
+// profile's 2 ms of a real machine's noise: with that, a server that
+// ignored piggy-backed acks passed HOMA-ACK-003 in the run's capture with
+// a NEED_ACK 1.998 ms after the ack. Fails on the old code (slack 2 ms,
+// jitter 200 µs).
+func TestSimEnvJudgesWithItsOwnNoise(t *testing.T) {
+	for _, c := range []struct{ cfg, want time.Duration }{{0, sim.ViewTolerance}, {3 * time.Millisecond, 3 * time.Millisecond}} {
+		e, err := NewSimEnv(SimEnvConfig{Slack: c.cfg, Artifacts: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := e.judgedParams()
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if p.Slack != c.want || p.Jitter != c.want {
+			t.Errorf("configured slack %v: judged with slack %v jitter %v, want %v", c.cfg, p.Slack, p.Jitter, c.want)
+		}
 	}
 }

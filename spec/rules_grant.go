@@ -483,8 +483,14 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 			return Downgrade(CauseReorder, ev, "scheduled DATA at offset %d sent at priority %d; the latest GRANT the sender has processed says %s",
 				e.Offset, e.Priority, bitsString(allowed))
 		}
-		return Violation("scheduled DATA at offset %d sent at priority %d; the latest GRANT the sender has processed says %s (latest GRANT %v earlier, frame %d)",
-			e.Offset, e.Priority, bitsString(allowed), e.Time.Sub(last.Time).Round(time.Microsecond), last.Frame).WithSlack(c.P.Slack).Wants(allowed, time.Time{})
+		v := Violation("scheduled DATA at offset %d sent at priority %d; the latest GRANT the sender has processed says %s (latest GRANT %v earlier, frame %d)",
+			e.Offset, e.Priority, bitsString(allowed), e.Time.Sub(last.Time).Round(time.Microsecond), last.Frame).Wants(allowed, time.Time{})
+		if late, from, ok := levelLag(c, e, m); ok {
+			// A sender that lagged processing its GRANTs used an
+			// older one's level: a stall explains it only by as much.
+			v = v.WithSlack(c.P.Slack).WithLate(late).WithSince(from)
+		}
+		return v
 	}
 	if timed < 0 {
 		strict |= 1
@@ -505,6 +511,53 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 			"%s", what)
 	}
 	return Pass().WithSlack(c.P.Slack)
+}
+
+// levelLag returns how long past slack the sender of scheduled DATA e of
+// message m must have lagged behind its GRANTs for e's level to be one
+// scheduledPriority allows, and from which GRANT: judged with a slack
+// that much longer, either the GRANTs after the latest one with e's level
+// were still unprocessed (at a capture where GRANTs are stamped as they
+// reach the sender), or a GRANT with e's level (one from before 0 for
+// level 0 there, where the sender showed none processed) was one it may
+// have processed last. ok false when none can be: no GRANT the sender may
+// have processed gave e's level.
+func levelLag(c *Ctx, e *Event, m *Message) (time.Duration, time.Time, bool) {
+	var late time.Duration
+	var from time.Time
+	found := false
+	try := func(t time.Time) {
+		if d := e.Time.Sub(t) - c.P.Slack; !found || d < late {
+			late, from, found = d, t, true
+		}
+	}
+	log := m.GrantLog
+	timed := c.Net.atReceiver(e.Src)
+	for i := len(log) - 1; i >= 0; i-- {
+		if log[i].Priority == e.Priority {
+			if timed && i+1 < len(log) {
+				try(log[i+1].Time)
+			} else {
+				try(log[i].Time)
+			}
+			break
+		}
+	}
+	if e.Priority == 0 && !m.Known && timed && len(log) > 0 {
+		try(log[0].Time)
+	}
+	for i := range m.RecentGrants {
+		if g := &m.RecentGrants[i]; g.Priority == e.Priority {
+			try(g.Time)
+		}
+	}
+	if !found {
+		return 0, time.Time{}, false
+	}
+	if late <= 0 {
+		return 0, time.Time{}, true
+	}
+	return late, from, true
 }
 
 // isFIFOGrant reports whether a GRANT at priority prio may be a FIFO grant

@@ -274,18 +274,27 @@ func grantRules2() []*Rule {
 				if !c.Net.cp.TimesArrivalsAt(e.Src) {
 					return Unsure("the capture does not hold every message %v receives as it arrived", e.Src)
 				}
-				n := min(c.T.Grantable(e.Src, e.Time)+c.T.RecentlyEnded(e.Src, e.Time), c.P.MaxOvercommit)
+				counted := c.T.Grantable(e.Src, e.Time) + c.T.RecentlyEnded(e.Src, e.Time)
 				if _, m := grantMsg(c, e); m != nil && m.Length > c.P.UnschedBytes && m.Complete && e.Time.Sub(m.CompleteTime) > c.P.Slack {
-					n++ // granted although complete: GRANT-004's business
+					counted++ // granted although complete: GRANT-004's business
 				}
+				n := min(counted, c.P.MaxOvercommit)
 				lim := min(c.P.MaxSchedPrio, max(n, 1)-1)
-				if int(g.Priority()) > lim {
+				if p := int(g.Priority()); p > lim {
+					v := Violation("GRANT priority %d with at most %s being granted by %v: the highest allowed is min(max_sched_prio %d, n-1) = %d",
+						g.Priority(), plural.Of(max(n, 1), "message", "messages"), e.Src, c.P.MaxSchedPrio, lim)
 					// n rests on timestamps (a message complete for more
 					// than slack no longer counts): a receiver that took
-					// its last DATA late still ranks it, so the finding is
-					// a timing one (a measured stall explains it).
-					return Violation("GRANT priority %d with at most %s being granted by %v: the highest allowed is min(max_sched_prio %d, n-1) = %d",
-						g.Priority(), plural.Of(max(n, 1), "message", "messages"), e.Src, c.P.MaxSchedPrio, lim).WithSlack(c.P.Slack)
+					// the last DATA of messages late still ranks them, so
+					// the finding is a timing one, which a measured stall
+					// explains only if it lost as long as the receiver
+					// must have lagged (levelLate). Above what any count
+					// allows, none does.
+					late, from, ok := levelLate(c, e.Src, p, counted, e.Time)
+					if !ok {
+						return v
+					}
+					return v.WithSlack(c.P.Slack).WithLate(late).WithSince(from)
 				}
 				return Pass().WithSlack(c.P.Slack)
 			}},

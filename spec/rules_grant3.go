@@ -261,6 +261,23 @@ func srptPassedOver(c *Ctx, e *Event) (Obligation, bool) {
 	o, r, oLeft := best, bestR, bestLeft
 	from := msgSender(r, o)
 	recv, at, slack := e.Src, e.Time, c.P.Slack
+	// A receiver that lagged behind o's DATA saw it ranked ahead of m
+	// only from the arrival that put it clearly ahead (its first DATA,
+	// when its whole length is ahead): the GRANT for o was due from
+	// slack after that, and a stall must have lost as long.
+	dueFrom := o.FirstData
+	if thr := int64(o.Length) + int64(c.P.RankTolerance) - mLeft; thr >= 0 {
+		for _, s := range o.recvLog {
+			if s.t.After(since) {
+				break
+			}
+			if int64(s.n) > thr {
+				dueFrom = maxTime(s.t, o.FirstData)
+				break
+			}
+		}
+	}
+	late := since.Sub(dueFrom)
 	key := rpcMsgKey{r.Key, wire.RoleServer}
 	if o == &r.Request {
 		key.Sender = wire.RoleClient
@@ -280,8 +297,12 @@ func srptPassedOver(c *Ctx, e *Event) (Obligation, bool) {
 			if x.Type() == wire.TypeResend || o.WakeupTime.After(at) {
 				return Unsure("%s; its buffer-wakeup RESEND (frame %d) shows it waited for receive buffers (GRANT-10)", what, x.Frame).With(x.Frame)
 			}
-			return Violation("%s (its first GRANT came %v later, frame %d, with no buffer-wakeup RESEND before it)",
+			v := Violation("%s (its first GRANT came %v later, frame %d, with no buffer-wakeup RESEND before it)",
 				what, x.Time.Sub(at).Round(time.Microsecond), x.Frame).With(x.Frame).WithSlack(slack)
+			if late > 0 {
+				v = v.WithLate(late).WithSince(dueFrom)
+			}
+			return v
 		},
 		Unseen: func() Result {
 			return Unsure("%s; it had no GRANT by the end of the capture, so it may have been waiting for receive buffers (GRANT-10)", what)
@@ -378,14 +399,56 @@ func fifoOldest(c *Ctx, e *Event) Result {
 	if older == nil {
 		return Pass().WithSlack(c.P.Slack)
 	}
+	// A receiver that lagged behind its packets may not have seen every
+	// older eligible message so: the least lag that hides them all.
+	var late time.Duration
+	for o, ro := range c.T.longIn[e.Src] {
+		if o == m || o.FirstData.IsZero() || m.FirstData.Sub(o.FirstData) <= c.P.Slack {
+			continue
+		}
+		if _, ok := fifoEligible(c, e, o, ro); ok && !mayRankFirst(c, e, o) {
+			late = max(late, fifoLag(c, e, m, o))
+		}
+	}
 	if ev, ok := c.Net.LostFromAny(e.Src); ok {
 		// A FIFO GRANT to this message lost before the capture point
 		// may have set the receiver's choice.
 		return Downgrade(CauseLossBefore, ev, "FIFO GRANT offset %d for a message whose first DATA came %v after that of RPC %d's %d-byte message, which %s",
 			g.Offset(), m.FirstData.Sub(older.FirstData).Round(time.Microsecond), olderRPC.Key.ClientID, older.Length, why)
 	}
-	return Violation("FIFO GRANT offset %d for a message whose first DATA came %v after that of RPC %d's %d-byte message from %v, which %s: the receiver chose anew (its previous FIFO GRANT went to another message) and passed over an older eligible one",
+	v := Violation("FIFO GRANT offset %d for a message whose first DATA came %v after that of RPC %d's %d-byte message from %v, which %s: the receiver chose anew (its previous FIFO GRANT went to another message) and passed over an older eligible one",
 		g.Offset(), m.FirstData.Sub(older.FirstData).Round(time.Microsecond), olderRPC.Key.ClientID, older.Length, msgSender(olderRPC, older), why).WithSlack(c.P.Slack)
+	if late > 0 {
+		v = v.WithLate(late).WithSince(e.Time.Add(-c.P.Slack - late))
+	}
+	return v
+}
+
+// fifoLag returns the least lag behind its packets (past slack) at which
+// the receiver of FIFO GRANT e for message m did not see older message o
+// as an older eligible one (fifoEligible): it processed o's first DATA
+// after m's (o's birth later), it had not processed enough of o's bytes
+// for its granted bytes not received to stay below window +
+// 2·fifo_grant_increment, or it had processed nothing from o's sender for
+// timeout_ticks (less two and slack) and timed it out.
+func fifoLag(c *Ctx, e *Event, m, o *Message) time.Duration {
+	lag := m.FirstData.Sub(o.FirstData) - c.P.Slack
+	lag = min(lag, c.P.Ticks(c.P.TimeoutTicks-2)-2*c.P.Slack)
+	auth := int64(max(o.Horizon(c.P), o.MaxIncoming))
+	limit := int64(c.P.WindowFor(c.P.MaxOvercommit)) + 2*int64(c.P.FIFOGrantIncrement)
+	view := e.Time.Add(-c.P.Slack)
+	if thr := auth - limit; thr >= 0 {
+		for _, s := range o.recvLog {
+			if s.t.After(view) {
+				break
+			}
+			if int64(s.n) > thr {
+				lag = min(lag, view.Sub(s.t))
+				break
+			}
+		}
+	}
+	return max(lag, 0)
 }
 
 // fifoEligible reports whether message o (of RPC ro), sent to the

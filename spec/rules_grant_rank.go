@@ -1,9 +1,11 @@
 package spec
 
 import (
+	"cmp"
 	"fmt"
 	"github.com/homatest/homatest/internal/plural"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -42,30 +44,7 @@ func grantRankRules() []*Rule {
 				ahead := 0
 				var firstLeft int64
 				for o := range c.T.granting[e.Src] {
-					if o == m || o.Length == 0 || len(o.RecentGrants) == 0 || o.Granted >= o.Length {
-						// A fully granted message has left the active set
-						// (homa_grant_check_rpc).
-						continue
-					}
-					last := o.RecentGrants[len(o.RecentGrants)-1]
-					if e.Time.Sub(last.Time) > c.P.Slack {
-						continue
-					}
-					// The receiver had processed at least the bytes seen
-					// slack ago: the most o can have had left in its view.
-					oLeft := int64(o.Length) - int64(o.ReceivedBy(e.Time.Add(-c.P.Slack)))
-					if c.P.Wire == wire.VersionCurrent {
-						// main ranks o by the bytes it had left when it
-						// entered the active set (active_remaining is
-						// written only by homa_grant_add_active): at the
-						// latest by its first GRANT, or, with that GRANT
-						// out of sight, at any time since its first byte.
-						oLeft = int64(o.Length)
-						if o.Grants > 0 && o.Grants <= len(o.RecentGrants) {
-							oLeft -= int64(o.ReceivedBy(o.RecentGrants[0].Time.Add(-c.P.Slack)))
-						}
-					}
-					if oLeft+int64(c.P.RankTolerance) < left && (c.P.Wire != wire.VersionCurrent || ungrantedAhead(o, m, g.Offset(), c.P.RankTolerance)) {
+					if is, oLeft, _, _ := rankAhead(c, e, o, m, left, g.Offset(), false); is {
 						if ahead == 0 || oLeft < firstLeft {
 							firstLeft = oLeft
 						}
@@ -79,14 +58,21 @@ func grantRankRules() []*Rule {
 				// taken off too.
 				// With no message ahead the bound is HOMA-GRANT-015's alone.
 				top, topWhy := c.P.MaxSchedPrio, fmt.Sprintf("max_sched_prio %d", c.P.MaxSchedPrio)
+				counted := -1 // not bounding top
 				if ahead > 0 && c.Net.cp.TimesArrivalsAt(e.Src) {
-					if n := min(c.T.Grantable(e.Src, e.Time)+c.T.RecentlyEnded(e.Src, e.Time), c.P.MaxOvercommit); n-1 < top {
+					counted = c.T.Grantable(e.Src, e.Time) + c.T.RecentlyEnded(e.Src, e.Time)
+					if n := min(counted, c.P.MaxOvercommit); n-1 < top {
 						top, topWhy = max(n, 1)-1, fmt.Sprintf("n-1 = %d (at most %s being granted)", max(n, 1)-1, plural.Of(max(n, 1), "message", "messages"))
 					}
 				}
 				if max := top - ahead; p > max {
-					return Violation("GRANT priority %d for a message with %d bytes left, while %d other messages it is granting had fewer left (the fewest %d, slack earlier): rank %d below %s allows at most %d",
-						p, left, ahead, firstLeft, ahead, topWhy, max).WithSlack(c.P.Slack)
+					v := Violation("GRANT priority %d for a message with %d bytes left, while %d other messages it is granting had fewer left (the fewest %d, slack earlier): rank %d below %s allows at most %d",
+						p, left, ahead, firstLeft, ahead, topWhy, max)
+					late, from, ok := rankLate(c, e, m, left, p, ahead, counted)
+					if !ok {
+						return v
+					}
+					return v.WithSlack(c.P.Slack).WithLate(late).WithSince(from)
 				}
 				if r := rankFloor(c, e, mr, m, p); r.Status == Violated {
 					return r
@@ -95,6 +81,150 @@ func grantRankRules() []*Rule {
 			}},
 		},
 	}
+}
+
+// rankAhead reports whether message o, which receiver e.Src is granting,
+// counts as ranked ahead of message m (left bytes left, granted to
+// offset by GRANT e) in HOMA-GRANT-011's upper bound, with the bytes it
+// had left in the receiver's view. With lag set it also returns how long
+// the receiver must have lagged behind o's DATA to see o not ahead, and
+// from when (the arrival that put o ahead); lag -1 when no lag would (o
+// ahead by its whole length).
+func rankAhead(c *Ctx, e *Event, o, m *Message, left int64, offset uint32, lag bool) (bool, int64, time.Duration, time.Time) {
+	if o == m || o.Length == 0 || len(o.RecentGrants) == 0 || o.Granted >= o.Length {
+		// A fully granted message has left the active set
+		// (homa_grant_check_rpc).
+		return false, 0, 0, time.Time{}
+	}
+	last := o.RecentGrants[len(o.RecentGrants)-1]
+	if e.Time.Sub(last.Time) > c.P.Slack {
+		return false, 0, 0, time.Time{}
+	}
+	// The receiver had processed at least the bytes seen slack ago: the
+	// most o can have had left in its view.
+	view := e.Time.Add(-c.P.Slack)
+	viewed := true
+	if c.P.Wire == wire.VersionCurrent {
+		// main ranks o by the bytes it had left when it entered the
+		// active set (active_remaining is written only by
+		// homa_grant_add_active): at the latest by its first GRANT, or,
+		// with that GRANT out of sight, at any time since its first byte.
+		viewed = o.Grants > 0 && o.Grants <= len(o.RecentGrants)
+		view = o.RecentGrants[0].Time.Add(-c.P.Slack)
+	}
+	oLeft := int64(o.Length)
+	if viewed {
+		oLeft -= int64(o.ReceivedBy(view))
+	}
+	tol := int64(c.P.RankTolerance)
+	if oLeft+tol >= left || c.P.Wire == wire.VersionCurrent && !ungrantedAhead(o, m, offset, c.P.RankTolerance) {
+		return false, oLeft, 0, time.Time{}
+	}
+	if !lag {
+		return true, oLeft, 0, time.Time{}
+	}
+	if !viewed {
+		return true, oLeft, -1, time.Time{}
+	}
+	// o is ahead once the receiver has more than thr of its bytes: the
+	// first sample past thr is the arrival a lagging receiver had not
+	// processed (the oldest one kept when the crossing is older: the
+	// least lag).
+	thr := int64(o.Length) + tol - left
+	if thr < 0 {
+		return true, oLeft, -1, time.Time{} // ahead with none of its bytes
+	}
+	for _, s := range o.recvLog {
+		if s.t.After(view) {
+			break
+		}
+		if int64(s.n) > thr {
+			return true, oLeft, max(view.Sub(s.t), 0), s.t
+		}
+	}
+	return true, oLeft, 0, view
+}
+
+// rankLate returns how long past slack the receiver of SRPT GRANT e for
+// message m (left bytes left) at level p must have lagged for p to be
+// within HOMA-GRANT-011's upper bound, where ahead messages counted as
+// ranked ahead of m and counted is the messages the trace knows the
+// receiver may be granting (-1: the bound did not use them): a lag that
+// hid the DATA putting j of the aheads ahead (rankAhead), and, while some
+// stay ahead, one that hid the ends of enough other messages to raise
+// n-1 to p plus those (levelLate); with none ahead the bound is
+// max_sched_prio alone. The least such lag, from the earliest packet it
+// rests on; ok false when none would do.
+func rankLate(c *Ctx, e *Event, m *Message, left int64, p, ahead, counted int) (time.Duration, time.Time, bool) {
+	type lagged struct {
+		d    time.Duration
+		from time.Time
+	}
+	var lags []lagged
+	for o := range c.T.granting[e.Src] {
+		if is, _, d, from := rankAhead(c, e, o, m, left, e.Packet.Grant().Offset(), true); is && d >= 0 {
+			lags = append(lags, lagged{d, from})
+		}
+	}
+	slices.SortFunc(lags, func(a, b lagged) int { return cmp.Compare(a.d, b.d) })
+	var best time.Duration
+	var bestFrom time.Time
+	found := false
+	for j := 0; j <= ahead && j <= len(lags); j++ {
+		var d time.Duration
+		var from time.Time
+		for _, l := range lags[:j] {
+			d = max(d, l.d)
+			if from.IsZero() || l.from.Before(from) {
+				from = l.from
+			}
+		}
+		need := p + ahead - j // the top level the bound needs
+		if j == ahead {
+			if p > c.P.MaxSchedPrio {
+				continue
+			}
+		} else if counted >= 0 {
+			nd, nFrom, ok := levelLate(c, e.Src, need, counted, e.Time)
+			if !ok {
+				continue
+			}
+			if nd > d {
+				d = nd
+			}
+			if !nFrom.IsZero() && (from.IsZero() || nFrom.Before(from)) {
+				from = nFrom
+			}
+		} else if need > c.P.MaxSchedPrio {
+			continue
+		}
+		if !found || d < best {
+			best, bestFrom, found = d, from, true
+		}
+	}
+	if best <= 0 {
+		bestFrom = time.Time{} // no lag needed: any overlapping stall
+	}
+	return best, bestFrom, found
+}
+
+// levelLate returns, for an SRPT GRANT from receiver h at now whose level
+// p needs more messages being granted than the counted ones the trace
+// knows of (Grantable plus RecentlyEnded, at least one), how long past
+// slack the receiver must have lagged behind the ends of the others
+// (Trace.endedLate), and the end it is measured from: the GRANT was due
+// at a lower level from slack after that end on. ok is false when no
+// count allows p: above max_sched_prio, or more messages than the
+// max_overcommit a receiver grants at once.
+func levelLate(c *Ctx, h netip.Addr, p, counted int, now time.Time) (time.Duration, time.Time, bool) {
+	if p > c.P.MaxSchedPrio || c.P.MaxOvercommit > 0 && p+1 > c.P.MaxOvercommit {
+		return 0, time.Time{}, false
+	}
+	late, from := c.T.endedLate(h, p+1-max(counted, 1), now)
+	if late <= 0 {
+		return 0, time.Time{}, true
+	}
+	return late, from, true
 }
 
 // ungrantedAhead reports whether message o has fewer bytes still to grant
@@ -194,8 +324,62 @@ func rankFloor(c *Ctx, e *Event, mr *RPC, m *Message, p int) Result {
 		}
 	}
 	floor := top - ahead
+	late, from := floorLate(c, e, m, since, mLeft, mUngranted, floor-p)
 	return Violation("GRANT priority %d for a message with at most %d bytes left: %s surely being granted (SRPT GRANTs within slack) and %d others may rank ahead, so min(max_sched_prio %d, n-1) - rank is at least %d",
-		p, mLeft, plural.Of(nLo, "message from a distinct host is", "messages from distinct hosts are"), ahead, c.P.MaxSchedPrio, floor).WithSlack(c.P.Slack)
+		p, mLeft, plural.Of(nLo, "message from a distinct host is", "messages from distinct hosts are"), ahead, c.P.MaxSchedPrio, floor).WithSlack(c.P.Slack).WithLate(late).WithSince(from)
+}
+
+// floorLate returns how long past slack the receiver of SRPT GRANT e for
+// message m must have lagged for the GRANT's level to be within
+// rankFloor's bound, need levels below it, and from when: each level
+// takes one more message ranked ahead of m, which a receiver that had not
+// processed m's DATA since the arrival that put m clearly ahead of it saw
+// (m's bytes left then, mLeft now as of since), or one fewer message
+// being granted, which a GRANT decided before the other's first DATA (and
+// held back since) had not counted. The lag that gives need of them at
+// once; at most the lag back to the capture's start, where the receiver
+// had seen nothing.
+func floorLate(c *Ctx, e *Event, m *Message, since time.Time, mLeft, mUngranted int64, need int) (time.Duration, time.Time) {
+	var lags []time.Duration
+	tol := int64(c.P.RankTolerance)
+	for o := range c.T.longIn[e.Src] {
+		if o == m || o.Length == 0 {
+			continue
+		}
+		oLeft := int64(remainingBytes(o))
+		if oLeft <= mLeft+tol || int64(ungrantedBytes(o)) <= mUngranted+tol {
+			continue // already counted ahead
+		}
+		// Ahead for a receiver that had at most thr of m's bytes.
+		thr := int64(m.Length) + tol - oLeft
+		if thr < 0 {
+			continue
+		}
+		for _, s := range m.recvLog {
+			if s.t.After(since) {
+				break
+			}
+			if int64(s.n) > thr {
+				lags = append(lags, max(since.Sub(s.t), 0))
+				break
+			}
+		}
+	}
+	for o, r := range c.T.granting[e.Src] {
+		if o == m || o.Length == 0 || o.Complete || o.Granted >= o.Length || r.Unknown || r.Acked || !srptGrantSince(c.P, o, since) {
+			continue
+		}
+		lags = append(lags, max(since.Sub(o.FirstData), 0))
+	}
+	late := since.Sub(c.T.Start)
+	if need >= 1 && need <= len(lags) {
+		slices.Sort(lags)
+		late = min(late, lags[need-1])
+	}
+	if late <= 0 {
+		return 0, time.Time{} // no lag needed: any overlapping stall
+	}
+	return late, since.Add(-late)
 }
 
 // srptGrantSince reports whether message m had an SRPT (non-FIFO) GRANT

@@ -460,7 +460,7 @@ func resendRules() []*Rule {
 			Facts:     []string{"RTX-02", "RTX-07"},
 			Statement: "An endpoint's timer RESENDs for one RPC come in rounds (one RESEND per gap, in ascending order, in the same tick), and while the peer sends no DATA, GRANT or BUSY its rounds are at least resend_interval timer ticks apart.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc ((silent_ticks - resend_ticks) % resend_interval == 0), homa_incoming.c homa_request_retrans; fault @12a06d7, @35c09b5",
-			Capture:   "rounds may come up to one tick early (jitter covers capture noise); a round within slack after a NEED_ACK is the client's answer to it on main, not a timer round, and a round after the endpoint's own DATA may follow a reset of its count: neither is judged; away from the sender's own link a RESEND for a lower offset within jitter of the round's start may be the network's swap of two RESENDs of one round: inconclusive",
+			Capture:   "rounds may come up to one tick early (jitter covers capture noise); a round within slack after a NEED_ACK is the client's answer to it on main, not a timer round (one later, too soon for a round, after a NEED_ACK still unanswered, may be that answer held back: a finding only a stall between the two that lost its lateness excuses, and the next round counts from the round before it), and a round after the endpoint's own DATA may follow a reset of its count: neither is judged; away from the sender's own link a RESEND for a lower offset within jitter of the round's start may be the network's swap of two RESENDs of one round: inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeResend}, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
 				r := c.T.Lookup(e)
@@ -506,8 +506,18 @@ func resendRules() []*Rule {
 						rs.Offset(), gap.Round(time.Microsecond), m.res().RoundOffset, m.res().RoundFrame)
 				}
 				if gap < need {
-					return Violation("RESEND round %v after the previous round (frame %d) with no DATA, GRANT or BUSY from the peer in between; resend_interval %d (tick %v) needs ≥ %v less jitter %v",
-						gap.Round(time.Microsecond), m.res().RoundFrame, c.P.ResendInterval, c.P.Tick, c.P.Ticks(c.P.ResendInterval-1), c.P.Jitter).With(m.res().RoundFrame).WithSlack(c.P.Jitter).WithEarly(need-gap, m.res().RoundStart, EarlyFromOwn)
+					v := Violation("RESEND round %v after the previous round (frame %d) with no DATA, GRANT or BUSY from the peer in between; resend_interval %d (tick %v) needs ≥ %v less jitter %v",
+						gap.Round(time.Microsecond), m.res().RoundFrame, c.P.ResendInterval, c.P.Tick, c.P.Ticks(c.P.ResendInterval-1), c.P.Jitter).With(m.res().RoundFrame).WithSlack(c.P.Jitter)
+					if lateNeedAckAnswer(c.P, r, m, e) {
+						// A NEED_ACK since the round, unanswered: on main
+						// this may be the answer (homa_need_ack_pkt), held
+						// back past slack by a stall between the two that
+						// lost as much (a frozen client answered 259 µs
+						// late in TestHeldUpTesters).
+						na := r.NeedAckTime
+						return v.WithEarly(need-gap, na, EarlyFromPeer).WithLate(e.Time.Sub(na) - c.P.Slack)
+					}
+					return v.WithEarly(need-gap, m.res().RoundStart, EarlyFromOwn)
 				}
 				return Pass().WithSlack(c.P.Jitter)
 			}},

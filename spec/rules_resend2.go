@@ -349,10 +349,26 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 	// server sent response DATA, or the whole request had passed the
 	// capture point when the silence began, no timeout ends the RPC.
 	whole := ""
+	// Once the server had the whole request no stall explains a
+	// timeout but one that held the request's last bytes back from its
+	// protocol code until its timer fired (wholeLate from wholeFrom); once
+	// it had begun its response, none (it had them all).
+	var wholeLate time.Duration
+	var wholeFrom time.Time
+	responding := false
 	if f := r.Response.FirstData; !f.IsZero() && !f.Before(r.RecreatedTime) {
 		whole = fmt.Sprintf("the server had begun its response %v before", e.Time.Sub(f).Round(time.Microsecond))
+		responding = true
 	} else if q := &r.Request; !longest && q.Complete && !q.CompleteTime.After(r.HeardFromClient) && !q.CompleteTime.Before(r.RecreatedTime) {
 		whole = fmt.Sprintf("the whole request had come (frame %d) when that silence began", q.CompleteFrame)
+		// Its timer counted a silence from the RPC's first packet at
+		// the earliest, so it fired timeout_ticks (less RTX-10's two
+		// and slack) after that at the soonest: the last bytes were
+		// held back from their arrival until then.
+		wholeLate = c.P.Ticks(c.P.TimeoutTicks-2) - c.P.Slack - q.CompleteTime.Sub(r.First)
+		if wholeLate > 0 {
+			wholeFrom = q.CompleteTime
+		}
 	}
 	long := quiet >= c.P.Ticks(c.P.TimeoutTicks-2)-c.P.Slack
 	if long && whole == "" {
@@ -376,9 +392,11 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 	// the client's packet that began it (between its arrival and the
 	// RPC_UNKNOWN) may have let its timer count from an earlier one; a
 	// silence from the RPC's first packet the capture saw from its start
-	// (the request DATA that created it) no stall lengthens. Once the server had the whole request, no silence ends
-	// the RPC: any overlapping stall stays its excuse (it may have held
-	// the last request bytes back from the server's protocol code).
+	// (the request DATA that created it) no stall lengthens. Once the
+	// server had the whole request, no silence ends the RPC: only a stall
+	// that held the last request bytes back from the server's protocol
+	// code until its timer fired (wholeLate) explains it, and none once
+	// it responded.
 	early, earlyAt, earlyRef := time.Duration(0), e.Time.Add(-quiet), EarlyFromPeer
 	if !long {
 		early = c.P.Ticks(c.P.TimeoutTicks-2) - c.P.Slack - quiet
@@ -400,8 +418,12 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 				// enough for a timeout.
 				return Downgrade(CauseLossAfter, ev, "%s; the client's packets may not have reached the server", what).With(x.Frame)
 			}
-			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v later, frame %d), %s",
-				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, w.reqLastBefore(held, c.P.Slack)).With(x.Frame).WithSlack(c.P.Slack).WithEarly(early, earlyAt, earlyRef)
+			v := Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v later, frame %d), %s",
+				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, w.reqLastBefore(held, c.P.Slack)).With(x.Frame)
+			if responding {
+				return v // past RPC_INCOMING: no timer counts (homa_timer_check_rpc)
+			}
+			return v.WithSlack(c.P.Slack).WithEarly(early, earlyAt, earlyRef).WithLate(wholeLate).WithSince(wholeFrom)
 		},
 		Unseen: func() Result {
 			return Downgrade(CauseClose, Evidence{Frame: frame, Why: fmt.Sprintf("no later packet of %v shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock)}, "%s", what)

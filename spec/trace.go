@@ -845,6 +845,9 @@ type Trace struct {
 	// longEnded[R] holds, oldest first, when RPC_UNKNOWN ended messages of
 	// longIn[R] within the last slack (RecentlyEnded).
 	longEnded map[netip.Addr][]time.Time
+	// longGone[R] keeps when R's latest long messages stopped counting in
+	// Grantable or RecentlyEnded (endedLate), goneKeep of them at most.
+	longGone map[netip.Addr]*goneTimes
 	// idle files every RPC (once) by a time no later than its evictAt, so
 	// that evict visits only RPCs that are due (or whose deadline moved
 	// on); a forgotten RPC leaves it.
@@ -1077,7 +1080,7 @@ func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, rpcCache: new([rpcCacheSize]*RPC), cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, hostUnreachable: map[hostPair]time.Time{}, acked: map[netip.Addr]*ackHistory{},
 		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]senderMsg{}, lastSRPT: map[netip.Addr]Seen{}, crowded: map[netip.Addr]*time.Time{}, lastFIFO: map[netip.Addr][2]fifoSeen{}, fifoPace: map[netip.Addr]*fifoTimes{},
-		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, longEnded: map[netip.Addr][]time.Time{}, byClientID: map[clientIDKey]*RPC{}, newest: map[netip.Addr]newestRPC{}, forgotMax: map[netip.Addr]uint64{},
+		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, longEnded: map[netip.Addr][]time.Time{}, longGone: map[netip.Addr]*goneTimes{}, byClientID: map[clientIDKey]*RPC{}, newest: map[netip.Addr]newestRPC{}, forgotMax: map[netip.Addr]uint64{},
 		clientUnknown: map[clientIDKey]Seen{}, outstanding: map[netip.Addr]*outstandingSum{},
 		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
 }
@@ -1482,8 +1485,99 @@ func (t *Trace) forgetDone(h netip.Addr, d *minHeap[*Message], now time.Time) {
 		m.doneFiled = false
 		if m.Complete && m.inLong {
 			t.dropLong(h, m)
+			t.noteGone(h, m.CompleteTime)
 		}
 	}
+}
+
+// goneKeep is how many ends goneTimes keeps per receiver: a GRANT's level
+// is at most max_sched_prio (below num_priorities, at most 8) and needs
+// that many more messages being granted than one, so no finding looks
+// further back.
+const goneKeep = 8
+
+// goneTimes holds the latest goneKeep times at which a receiver's long
+// messages stopped counting as ones it may be granting (Grantable,
+// RecentlyEnded): their last byte, the RPC_UNKNOWN that ended them, or
+// the trace forgetting their RPC. A fixed array: no growth with the
+// capture's length.
+type goneTimes struct {
+	at [goneKeep]time.Time
+	n  int
+}
+
+// add notes an end at t, keeping the latest goneKeep.
+func (g *goneTimes) add(t time.Time) {
+	if g.n < goneKeep {
+		g.at[g.n] = t
+		g.n++
+		return
+	}
+	old := 0
+	for i := 1; i < goneKeep; i++ {
+		if g.at[i].Before(g.at[old]) {
+			old = i
+		}
+	}
+	if t.After(g.at[old]) {
+		g.at[old] = t
+	}
+}
+
+// latest returns the kth latest end noted (k from 1), false when fewer
+// were (g may be nil).
+func (g *goneTimes) latest(k int) (time.Time, bool) {
+	if g == nil || k < 1 || k > g.n {
+		return time.Time{}, false
+	}
+	s := g.at
+	x := s[:g.n]
+	slices.SortFunc(x, func(a, b time.Time) int { return b.Compare(a) })
+	return x[k-1], true
+}
+
+// noteGone notes that one of receiver h's long messages stopped counting
+// (Grantable, RecentlyEnded) as of at.
+func (t *Trace) noteGone(h netip.Addr, at time.Time) {
+	g := t.longGone[h]
+	if g == nil {
+		g = &goneTimes{}
+		t.longGone[h] = g
+	}
+	g.add(at)
+}
+
+// retireLong takes message m of a retired RPC out of receiver h's longIn
+// set, noting when it stopped counting: its completion if the trace had
+// filed it (Grantable forgets it slack after that), or now.
+func (t *Trace) retireLong(h netip.Addr, m *Message) {
+	if !m.inLong {
+		return
+	}
+	t.dropLong(h, m)
+	if m.Complete && m.doneFiled {
+		t.noteGone(h, m.CompleteTime)
+	} else {
+		t.noteGone(h, t.Now)
+	}
+}
+
+// endedLate returns how far past slack a GRANT receiver h sent at now
+// came after the kth latest end of its long messages (goneTimes; the
+// capture's start when fewer ended in it: those ended before it), and
+// that end's time: a receiver counting k more messages being granted than
+// the trace does (Grantable plus RecentlyEnded) had not yet processed
+// those k ends, the GRANT being due without them only until slack after
+// the kth latest. (0, zero time) for k <= 0.
+func (t *Trace) endedLate(h netip.Addr, k int, now time.Time) (time.Duration, time.Time) {
+	if k <= 0 {
+		return 0, time.Time{}
+	}
+	at, ok := t.longGone[h].latest(k)
+	if !ok {
+		at = t.Start
+	}
+	return now.Sub(at) - t.P.Slack, at
 }
 
 // RecentlyEnded returns how many of host h's long messages (longIn) an
@@ -1502,6 +1596,7 @@ func (t *Trace) pruneEnded(h netip.Addr, now time.Time) []time.Time {
 	ts := t.longEnded[h]
 	i := 0
 	for i < len(ts) && now.Sub(ts[i]) > t.P.Slack {
+		t.noteGone(h, ts[i])
 		i++
 	}
 	switch {
@@ -2307,6 +2402,10 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 		r.needAckAnswerOff = rs.Offset()
 	case m.inRound(t.P, e, rs):
 		rst.RoundOffset = rs.Offset()
+	case lateNeedAckAnswer(t.P, r, m, e):
+		// Not a round: the next timer round counts from the last one.
+		r.needAckAnswer = e.Time.UnixNano()
+		r.needAckAnswerOff = rs.Offset()
 	default:
 		rst.RoundStart, rst.RoundFrame, rst.RoundOffset, rst.RoundAll = e.Time, e.Frame, rs.Offset(), rs.IsResendAll()
 		if m.retx != nil { // set when the RESEND asked for bytes (above)
@@ -2616,6 +2715,25 @@ func answersNeedAck(p *Params, r *RPC, e *Event) bool {
 	return d >= 0 && d <= p.Slack
 }
 
+// lateNeedAckAnswer reports whether client RESEND e, asking for bytes of
+// message m, may answer the latest NEED_ACK late rather than begin a timer
+// round: on main (homa_need_ack_pkt), that NEED_ACK came after m's latest
+// round and has no answer yet (answersNeedAck: not within slack), and e
+// comes too soon after that round for the next (resend_interval ticks
+// less one and jitter, as HOMA-RESEND-008 judges). A stall that held the
+// client back between the two explains it (HOMA-RESEND-008 says how
+// long); taken for a round, it made the client's next round look early.
+func lateNeedAckAnswer(p *Params, r *RPC, m *Message, e *Event) bool {
+	if r == nil {
+		return false
+	}
+	na, rs := r.NeedAckTime, m.res()
+	if !e.FromClient() || p.Wire == wire.Version2024 || rs.RoundStart.IsZero() || !na.After(rs.RoundStart) || na.After(e.Time) || r.needAckAnswer >= na.UnixNano() {
+		return false
+	}
+	return e.Time.Sub(rs.RoundStart) < p.Ticks(p.ResendInterval-1)-p.Jitter
+}
+
 // continuesAnswer reports whether RESEND e continues the client's latest
 // answer to a NEED_ACK: it asks for a higher offset than the answer's
 // previous RESEND, within half a tick of its first.
@@ -2766,8 +2884,8 @@ func (t *Trace) retire(r *RPC) {
 	k := r.Key
 	t.dropGranting(k.Server, &r.Request)
 	t.dropGranting(k.Client, &r.Response)
-	t.dropLong(k.Server, &r.Request)
-	t.dropLong(k.Client, &r.Response)
+	t.retireLong(k.Server, &r.Request)
+	t.retireLong(k.Client, &r.Response)
 	if r.idleAt >= 0 {
 		t.idle.Remove(r.idleAt)
 	}

@@ -280,6 +280,10 @@ func (t *simTransport) Send(dst netip.Addr, prio uint8, pkt []byte) error {
 	return err
 }
 
+// sendLogged runs log, which stamps and sends a packet, with the
+// simulation held (loggedSender).
+func (t *simTransport) sendLogged(_ netip.Addr, _ uint8, _ []byte, log func()) { t.c.Do(log) }
+
 // sendInHandler sends from the handler, which runs inside the
 // simulation's event with the clock's lock held (Send would take it).
 func (t *simTransport) sendInHandler(dst netip.Addr, prio uint8, pkt []byte) error {

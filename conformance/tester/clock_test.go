@@ -3,6 +3,7 @@ package tester
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -89,4 +90,42 @@ func TestWallClock(t *testing.T) {
 			t.Errorf("Wait = %v, %v after %v; want the context's end at 5ms", got, err, time.Since(start))
 		}
 	})
+}
+
+// TestSimSendStampedWhenSent: a packet a Peer sends while another
+// goroutine steps the simulation (a Wait, holding it) is stamped at the
+// virtual time it enters the simulation, after that step, not at the time
+// it was handed to Send: stamped before, a tester's NEED_ACK sent while
+// the clock moved on 2 ms looked answered 2 ms late, and the IUT's answer
+// (a RESEND) a timer round too soon. Fails on the old Peer, which stamped
+// the packet before taking the simulation (when Send gets there first,
+// as it does but on a machine too loaded to run it in 10000 yields).
+func TestSimSendStampedWhenSent(t *testing.T) {
+	p, _ := setup(t)
+	c := p.Clock().(*SimClock)
+	start := c.Now()
+	locked, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error)
+	go c.Do(func() {
+		close(locked)
+		<-proceed
+		c.s.RunUntil(c.s.Now() + 2*time.Millisecond) // another goroutine's Wait
+	})
+	<-locked
+	go func() {
+		done <- p.Send(iutAddr, 7, &wire.NeedAckFields{Common: wire.CommonFields{Sport: 33000, Dport: 4000, SenderID: 601}})
+	}()
+	for i := 0; i < 10000 && len(p.Log()) == 0; i++ {
+		runtime.Gosched()
+	}
+	close(proceed)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	log := p.Log()
+	if len(log) == 0 || !log[0].Sent {
+		t.Fatalf("log %v: want the NEED_ACK sent", log)
+	}
+	if d := log[0].At.Sub(start); d < 2*time.Millisecond {
+		t.Errorf("NEED_ACK stamped %v after the start, entering the simulation 2ms after it", d)
+	}
 }

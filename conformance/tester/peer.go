@@ -262,7 +262,25 @@ func (p *Peer) SendRaw(dst netip.Addr, prio uint8, b []byte) error {
 }
 
 func (p *Peer) send(dst netip.Addr, prio uint8, b []byte, why string) error {
+	if ls, ok := p.tr.(loggedSender); ok {
+		var err error
+		ls.sendLogged(dst, prio, b, func() { err = p.record(dst, prio, b, why, ls.sendInHandler) })
+		return err
+	}
 	return p.record(dst, prio, b, why, p.tr.Send)
+}
+
+// loggedSender is a transport whose packets enter a simulation that
+// other goroutines may step (the simulator's): sendLogged runs log, which
+// stamps, logs and sends the packet (with sendInHandler), with the
+// simulation held, so that the stamp is the virtual time the packet
+// leaves. Stamped before the lock, a NEED_ACK went out after a Wait of
+// another goroutine had moved the clock on, and the IUT's answer to it
+// came more than the simulator's 1 µs slack after its stamp: a timer
+// RESEND round too soon (HOMA-RESEND-008) in TestHeldUpTesters.
+type loggedSender interface {
+	inHandlerSender
+	sendLogged(dst netip.Addr, prio uint8, pkt []byte, log func())
 }
 
 // record logs b as sent with note why, then sends it with send.
