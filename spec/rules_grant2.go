@@ -63,7 +63,7 @@ func grantRules2() []*Rule {
 			Statement: "When a non-FIFO GRANT leaves, the bytes the receiver has granted and not yet received over all the messages it is granting stay within max_incoming.",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (avl_incoming = max_incoming - total_incoming caps the increment), homa_grant_update_incoming",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "bytes seen on their way count as received, so the sum errs low; inconclusive when the latest GRANTs to other hosts, seen less than slack before this one, take the sum over the limit (captured anywhere but the receiver's own link, they may have left after it: cause reordering); where the capture holds this GRANT as delivered (the delivered point, or a tap on its receiver's own link), with the whole network before it, so is a sum over the limit only with the latest FIFO GRANTs seen any time before it (a FIFO GRANT adds fifo_grant_increment whatever the sum, on main right after an SRPT GRANT is sent, and the network may have held this one behind it); messages whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted them; its own RESENDs do not count), and those the receiver shows it holds whole though the capture missed bytes of them (their RPC acknowledged, or a request answered by response DATA), are not counted; inconclusive when only the messages of RPCs begun before the capture (whose bytes received before it are unknown) take the sum over the limit, or only those whose late request DATA came after a silence within RTX-10's tolerance of timeout_ticks (the receiver may have aborted them, and counts nothing of what it granted them)",
+			Capture:   "bytes seen on their way count as received, so the sum errs low; inconclusive when the latest GRANTs to other hosts, seen less than slack before this one, take the sum over the limit (captured anywhere but the receiver's own link, they may have left after it: cause reordering); where the capture holds this GRANT as delivered (the delivered point, or a tap on its receiver's own link), with the whole network before it, so is a sum over the limit only with the latest FIFO GRANTs seen any time before it (a FIFO GRANT adds fifo_grant_increment whatever the sum, on main right after an SRPT GRANT is sent, and the network may have held this one behind it); messages whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted them; its own RESENDs do not count), and those the receiver shows it holds whole though the capture missed bytes of them (their RPC acknowledged, or a request answered by response DATA), are not counted; inconclusive when only the messages of RPCs begun before the capture (whose bytes received before it are unknown) take the sum over the limit, or only those whose late request DATA came after a silence within RTX-10's tolerance of timeout_ticks (the receiver may have aborted them, and counts nothing of what it granted them), alone or with those a late request DATA surely re-created",
 			Property: Each{Types: grant, Check: boundedPass("HOMA-GRANT-013", grantIncomingWithin, func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				if maybeFIFO(c, e) {
@@ -173,6 +173,12 @@ func grantRules2() []*Rule {
 					why, _ := timedOutUnsure(maybe, e)
 					return Unsure("bytes %v granted and not yet received is %d, above the limit %d, %d of them of RPC %d and others the receiver may have aborted: %s",
 						e.Src, sum, lim, aborted, maybe.Key.ClientID, why)
+				case sum > lim && sum-renewed-aborted <= lim:
+					// Only both kinds together take the sum over: the
+					// finding rests on the unsure aborts as well.
+					why, _ := timedOutUnsure(maybe, e)
+					return Unsure("bytes %v granted and not yet received is %d, above the limit %d, %d of them of RPC %d as a late request DATA re-created it and %d of RPC %d and others the receiver may have aborted: %s",
+						e.Src, sum, lim, renewed, first.Key.ClientID, aborted, maybe.Key.ClientID, why)
 				case sum > lim:
 					return Violation("bytes %v granted and not yet received is %d, above the limit %d", e.Src, sum, lim)
 				case sum+unsure > lim:

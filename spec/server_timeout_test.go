@@ -404,3 +404,39 @@ func TestGrant009AfterServerTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestGrantIncomingRecreatedAndMaybeAborted: HOMA-GRANT-013's sum over
+// max_incoming only with both the bytes of a request a late DATA surely
+// re-created (RPC 2, 124 ms silent) and those of one the receiver's timer
+// may have aborted (RPC 4, 98 ms silent) is inconclusive: it rests on the
+// unsure abort too. Neither alone took it over the limit, so it was a
+// violation (the real linux_6.13.9 module in the lab, GRANT-fifo-counted
+// with max_rpcs_per_peer 4 under emulation: 4 warnings of 1.27-1.50 MB
+// against 400000, 612384 bytes re-created and 659696 maybe aborted). A
+// GRANT that takes the sum over without them stays a violation.
+func TestGrantIncomingRecreatedAndMaybeAborted(t *testing.T) {
+	for _, grantC := range []uint32{15000, 19000} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 20000, 0, 3000, 3000, 6)
+		b.after(10*time.Microsecond).grant(false, 2, 10000, 0)
+		b.after(10*time.Microsecond).message(true, 2, 20000, 3000, 8000, 10000, 0)
+		b.after(26*time.Millisecond).message(true, 4, 20000, 0, 3000, 3000, 6)
+		b.after(10*time.Microsecond).grant(false, 4, 8000, 0)
+		b.after(98*time.Millisecond).message(true, 2, 20000, 8000, 9424, 10000, 0)
+		b.after(10*time.Microsecond).grant(false, 2, 12424, 0)
+		b.after(10*time.Microsecond).message(true, 4, 20000, 3000, 4424, 8000, 0)
+		b.after(10*time.Microsecond).message(true, 6, 20000, 0, 3000, 3000, 6)
+		g := b.after(10*time.Microsecond).grant(false, 6, grantC, 0)
+		rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-GRANT-013", "unsched_bytes=3000", "max_incoming=15000")
+		if grantC == 19000 {
+			// 16000 bytes of RPC 6 alone are over the limit.
+			wantViolations(t, rep, "HOMA-GRANT-013", g)
+			continue
+		}
+		wantViolations(t, rep, "HOMA-GRANT-013")
+		wantInconclusive(t, rep, "HOMA-GRANT-013", g)
+		if why := rep.Inconclusive[0].Why; !strings.Contains(why, "11000 of them of RPC 2 as a late request DATA re-created it and 3576 of RPC 4") {
+			t.Errorf("inconclusive why %q, want the re-created and the maybe aborted bytes", why)
+		}
+	}
+}
