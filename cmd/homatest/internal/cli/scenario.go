@@ -263,8 +263,9 @@ violated (SHOULD violations, with check.level should, are warnings unless
 violations; 2 INCOMPLETE: nothing failed but the run did not test what it
 set out to: a plan rule never fired (its fault was not tested), the
 completed RPCs carried less than 70% of the workload's offered load (at
-most the link; not with a lossy link or a plan firing on more than 1% of
-the RPCs), or the capture lost frames a finding may rest on (the folder is
+most the link) while the busiest downlink ran below 70% of the link (not
+with a lossy link, a plan firing on more than 1% of the RPCs, or fewer
+than 20 RPCs), or the capture lost frames a finding may rest on (the folder is
 kept; -o json and summary.json: verdict "incomplete", one line per reason
 in "incomplete"), or a bad scenario
 or manifest, not root, a kernel without a
