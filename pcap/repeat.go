@@ -164,12 +164,18 @@ func sameSig(a, b frameSig) bool {
 // repeated reports whether the current section, whose first frame is
 // frame n, repeats an earlier section whole (s.skip is set: its frames
 // are skipped) or starts with all the frames of one cut short (skipLeft
-// counts the rest of them to skip), and notes the repeat.
+// counts the rest of them to skip), and notes the repeat. Of the earlier
+// sections cut short whose frames all start the current one, the longest
+// is the one skipped: each cut copy of a capture (cat cut1 cut2 whole,
+// cut2 longer) read on from the frames of those before it, so the longest
+// holds every frame the cut copies counted, and skipping only the first
+// read the rest of the longer copies twice.
 func (s *sectionTrack) repeated(n int) bool {
 	j := len(s.secs) - 1
+	best := -1 // the longest earlier cut section found to start this one
 	for q := range j {
 		e := s.secs[q]
-		if e.rep || e.n == 0 || !sameSig(e.first, s.secs[j].first) {
+		if e.rep || e.n == 0 || !sameSig(e.first, s.secs[j].first) || e.cut && best >= 0 && e.n <= s.secs[best].n {
 			continue
 		}
 		if s.open == nil {
@@ -183,17 +189,23 @@ func (s *sectionTrack) repeated(n int) bool {
 		if cmp == 0 || !sameSections(s.open, e.start, cmp, n, e.cut) {
 			continue
 		}
-		s.repeats = append(s.repeats, SectionRepeat{Section: j + 1, Of: q + 1, FirstFrame: n, Frames: e.n, Whole: !e.cut})
 		if e.cut {
-			// A section cut short, then the capture whole: the cut
-			// one's frames are the whole one's first, skipped once.
-			s.skipLeft = e.n - 1
-			return true
+			best = q
+			continue
 		}
+		s.repeats = append(s.repeats, SectionRepeat{Section: j + 1, Of: q + 1, FirstFrame: n, Frames: e.n, Whole: true})
 		s.secs[j].rep, s.skip = true, true
 		return true
 	}
-	return false
+	if best < 0 {
+		return false
+	}
+	// A section cut short, then the capture whole: the cut one's frames
+	// are the whole one's first, skipped once.
+	e := s.secs[best]
+	s.repeats = append(s.repeats, SectionRepeat{Section: j + 1, Of: best + 1, FirstFrame: n, Frames: e.n})
+	s.skipLeft = e.n - 1
+	return true
 }
 
 // sameSections reports whether the section that starts at frame at holds
