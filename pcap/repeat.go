@@ -262,8 +262,13 @@ func cutPrefixOf(open func() (*Reader, error), from, at int) (int, bool) {
 		if !a.next() || a.section() != secA {
 			break
 		}
+		if !same {
+			// Only the cut block, read as the section's last frame,
+			// may differ: this one came after a frame that did.
+			return 0, false
+		}
 		frames++
-		if same && (!b.next() || b.section() != secB) {
+		if !b.next() || b.section() != secB {
 			same = false
 		}
 	}
