@@ -37,6 +37,11 @@ type SectionRepeat struct {
 	// a repeat too, of those frames only, and the rest of it read; a
 	// section that only starts as another does is read whole.
 	Whole bool `json:"whole"`
+	// Cut is set when the section, cut short in mid-block, holds only
+	// the first frames of section Of (a cut copy after a longer or the
+	// whole capture: cat whole cut, or cat cut2 cut1 whole, cut2 the
+	// longer): the whole section, Frames frames, is skipped.
+	Cut bool `json:"cut,omitempty"`
 }
 
 // sectionKeyBytes is how many leading bytes of a frame the key of a
@@ -164,12 +169,18 @@ func sameSig(a, b frameSig) bool {
 // repeated reports whether the current section, whose first frame is
 // frame n, repeats an earlier section whole (s.skip is set: its frames
 // are skipped) or starts with all the frames of one cut short (skipLeft
-// counts the rest of them to skip), and notes the repeat.
+// counts the rest of them to skip), and notes the repeat. Of the earlier
+// sections cut short whose frames all start the current one, the longest
+// is the one skipped: each cut copy of a capture (cat cut1 cut2 whole,
+// cut2 longer) read on from the frames of those before it, so the longest
+// holds every frame the cut copies counted, and skipping only the first
+// read the rest of the longer copies twice.
 func (s *sectionTrack) repeated(n int) bool {
 	j := len(s.secs) - 1
+	best := -1 // the longest earlier cut section found to start this one
 	for q := range j {
 		e := s.secs[q]
-		if e.rep || e.n == 0 || !sameSig(e.first, s.secs[j].first) {
+		if e.rep || e.n == 0 || !sameSig(e.first, s.secs[j].first) || e.cut && best >= 0 && e.n <= s.secs[best].n {
 			continue
 		}
 		if s.open == nil {
@@ -183,17 +194,100 @@ func (s *sectionTrack) repeated(n int) bool {
 		if cmp == 0 || !sameSections(s.open, e.start, cmp, n, e.cut) {
 			continue
 		}
-		s.repeats = append(s.repeats, SectionRepeat{Section: j + 1, Of: q + 1, FirstFrame: n, Frames: e.n, Whole: !e.cut})
 		if e.cut {
-			// A section cut short, then the capture whole: the cut
-			// one's frames are the whole one's first, skipped once.
-			s.skipLeft = e.n - 1
-			return true
+			best = q
+			continue
 		}
+		s.repeats = append(s.repeats, SectionRepeat{Section: j + 1, Of: q + 1, FirstFrame: n, Frames: e.n, Whole: true})
 		s.secs[j].rep, s.skip = true, true
 		return true
 	}
+	if best < 0 {
+		return s.cutPrefix(n)
+	}
+	// A section cut short, then the capture whole: the cut one's frames
+	// are the whole one's first, skipped once.
+	e := s.secs[best]
+	s.repeats = append(s.repeats, SectionRepeat{Section: j + 1, Of: best + 1, FirstFrame: n, Frames: e.n})
+	s.skipLeft = e.n - 1
+	return true
+}
+
+// cutPrefix reports whether the current section, whose first frame is
+// frame n, is cut short in mid-block and its frames read whole are all
+// the first frames of an earlier section (which holds them all, and
+// counted them): the section is skipped whole (s.skip) and the repeat
+// noted. Only a section whose first frame is an earlier one's is read
+// again.
+func (s *sectionTrack) cutPrefix(n int) bool {
+	j := len(s.secs) - 1
+	for q := range j {
+		e := s.secs[q]
+		if e.rep || e.n == 0 || !sameSig(e.first, s.secs[j].first) || s.open == nil {
+			continue
+		}
+		if frames, ok := cutPrefixOf(s.open, e.start, n); ok {
+			s.repeats = append(s.repeats, SectionRepeat{Section: j + 1, Of: q + 1, FirstFrame: n, Frames: frames, Cut: true})
+			s.secs[j].rep, s.skip = true, true
+			return true
+		}
+	}
 	return false
+}
+
+// cutPrefixOf reports whether the section that starts at frame at is cut
+// short in mid-block (SectionCut) with every frame read whole the same as
+// the frame at the same place in the section that starts at frame from,
+// and how many frames it holds (the cut block may read as one more). It
+// reads the input twice more, with two readers of its own.
+func cutPrefixOf(open func() (*Reader, error), from, at int) (int, bool) {
+	var a, b rawProbe
+	if !a.open(open) {
+		return 0, false
+	}
+	defer a.r.Close()
+	if !b.open(open) {
+		return 0, false
+	}
+	defer b.r.Close()
+	if !a.skipTo(at) || !b.skipTo(from) {
+		return 0, false
+	}
+	secA, secB := a.section(), b.section()
+	same, matched, frames := true, 0, 1
+	for {
+		if same = same && sameFrame(&a, &b); same {
+			matched++
+		}
+		if !a.next() || a.section() != secA {
+			break
+		}
+		if !same {
+			// Only the cut block, read as the section's last frame,
+			// may differ: this one came after a frame that did.
+			return 0, false
+		}
+		frames++
+		if !b.next() || b.section() != secB {
+			same = false
+		}
+	}
+	// The section at must have been cut, and its frames read whole
+	// matched.
+	for _, c := range a.r.sec.cuts {
+		if c.Section == secA+1 {
+			whole := c.Whole - at + 1
+			return frames, whole > 0 && matched >= whole
+		}
+	}
+	return 0, false
+}
+
+// sameFrame reports whether two probes' latest frames have the same
+// bytes, lengths and interface at times within sectionTimeSlack.
+func sameFrame(a, b *rawProbe) bool {
+	return bytes.Equal(a.data, b.data) && a.ci.CaptureLength == b.ci.CaptureLength && a.ci.Length == b.ci.Length &&
+		a.ci.InterfaceIndex == b.ci.InterfaceIndex && sameSig(frameSig{0, a.ci.Timestamp.UnixNano()}, frameSig{0, b.ci.Timestamp.UnixNano()})
 }
 
 // sameSections reports whether the section that starts at frame at holds
@@ -222,8 +316,7 @@ func sameSections(open func() (*Reader, error), from, frames, at int, prefix boo
 		if i > 0 && (!a.next() || !b.next() || a.section() != secA || b.section() != secB) {
 			return false
 		}
-		if !bytes.Equal(a.data, b.data) || a.ci.CaptureLength != b.ci.CaptureLength || a.ci.Length != b.ci.Length ||
-			a.ci.InterfaceIndex != b.ci.InterfaceIndex || !sameSig(frameSig{0, a.ci.Timestamp.UnixNano()}, frameSig{0, b.ci.Timestamp.UnixNano()}) {
+		if !sameFrame(&a, &b) {
 			return false
 		}
 	}
@@ -327,6 +420,10 @@ func (s *Stats) SectionsNote() string {
 		}
 	}
 	for _, r := range s.Repeats {
+		if r.Cut {
+			fmt.Fprintf(&b, "; section %d (from frame %d), cut short, holds only the first frames of section %d (the same bytes, timestamps, interfaces and lengths): a cut copy of a capture read before it, so its %s were skipped and every packet counted once", r.Section, r.FirstFrame, r.Of, plural.Of(r.Frames, "frame", "frames"))
+			continue
+		}
 		if !r.Whole {
 			fmt.Fprintf(&b, "; section %d (from frame %d) starts with the frames of section %d, which was cut short (the same bytes, timestamps, interfaces and lengths): the capture cut short and then whole, so its first %s were skipped, every packet counted once, and the rest of section %d read", r.Section, r.FirstFrame, r.Of, plural.Of(r.Frames, "frame", "frames"), r.Section)
 			continue
