@@ -17,6 +17,7 @@ import (
 
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/scenario"
 )
 
 const exampleDir = "../../../../scenario/testdata"
@@ -544,5 +545,32 @@ func TestScenarioRunExistingFolder(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(a, "summary.json")); string(got) == "an earlier run's\n" {
 		t.Errorf("--force: summary.json not replaced")
+	}
+}
+
+// TestScenarioRunForceOverInterrupted: --force over the folder of an
+// interrupted run leaves no marker of it, so the finished run written
+// there replays. Before, the stale "interrupted" outlived the new run
+// (exit 0) and LoadRun (replay) said the folder "holds a run that was
+// interrupted".
+func TestScenarioRunForceOverInterrupted(t *testing.T) {
+	a := filepath.Join(t.TempDir(), "a")
+	if err := os.Mkdir(a, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, a, scenario.InterruptedFile, "interrupted by an earlier run\n")
+	writeFile(t, a, "report.html", "an earlier run's page\n")
+	sc := filepath.Join(exampleDir, "two-hosts-drops.yaml")
+	if _, err, code := run(t, "scenario", "run", "--env", "sim", sc, "--artifacts", a, "-q", "--force"); code != ExitOK {
+		t.Fatalf("--force: exit %d, %v", code, err)
+	}
+	if _, err := os.Stat(filepath.Join(a, scenario.InterruptedFile)); err == nil {
+		t.Errorf("--force kept the earlier run's %s", scenario.InterruptedFile)
+	}
+	if got, _ := os.ReadFile(filepath.Join(a, "report.html")); string(got) == "an earlier run's page\n" {
+		t.Errorf("--force kept the earlier run's report.html")
+	}
+	if _, _, err := scenario.LoadRun(a); err != nil {
+		t.Errorf("LoadRun of the finished run: %v", err)
 	}
 }
