@@ -574,3 +574,15 @@ func TestScenarioRunForceOverInterrupted(t *testing.T) {
 		t.Errorf("LoadRun of the finished run: %v", err)
 	}
 }
+
+// TestReplayHelpIncomplete: replay's --help lists exit 2 for a replay
+// that is INCOMPLETE (verdictErr gives it, as scenario run's does). Before,
+// its exit codes named for 2 only a folder without a finished run and an
+// environment error.
+func TestReplayHelpIncomplete(t *testing.T) {
+	out, _, _ := run(t, "replay", "--help")
+	help := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(help, "2 a folder without a finished run, a replay INCOMPLETE") {
+		t.Errorf("replay --help does not list exit 2 for an INCOMPLETE replay:\n%s", out)
+	}
+}
