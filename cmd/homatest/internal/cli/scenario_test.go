@@ -479,10 +479,10 @@ func TestScenarioHelpDurationAndCount(t *testing.T) {
 }
 
 // TestScenarioSimRuleNeverFired: a scenario whose plan rule never fires
-// (the GRANT of an RPC 9 the two-host example never makes) did not test
-// its fault: scenario run exits 2 (it exited 0, PASS), says INCOMPLETE
-// with the rule in its text, its error line and -o json, and keeps the
-// folder.
+// (a 9th GRANT of the two-host example's RPC 3, which gets far fewer) did
+// not test its fault: scenario run exits 2 (it exited 0, PASS), says
+// INCOMPLETE with the rule in its text, its error line and -o json, and
+// keeps the folder.
 func TestScenarioSimRuleNeverFired(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(exampleDir, "two-hosts-drops.yaml"))
 	if err != nil {
@@ -490,12 +490,12 @@ func TestScenarioSimRuleNeverFired(t *testing.T) {
 	}
 	dir := t.TempDir()
 	y := filepath.Join(dir, "nf.yaml")
-	if err := os.WriteFile(y, []byte(strings.Replace(string(b), "check:", "    - name: GRANT of RPC 9\n      match: {type: GRANT, rpc: 9}\n      action: drop\ncheck:", 1)), 0o644); err != nil {
+	if err := os.WriteFile(y, []byte(strings.Replace(string(b), "check:", "    - name: 9th GRANT of RPC 3\n      match: {type: GRANT, rpc: 3, nth: 9}\n      action: drop\ncheck:", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	a := filepath.Join(dir, "a")
 	out, err, code := run(t, "scenario", "run", "--env", "sim", y, "--artifacts", a, "-q")
-	rule := `plan rule 2 "GRANT of RPC 9" never fired`
+	rule := `plan rule 2 "9th GRANT of RPC 3" never fired`
 	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "INCOMPLETE: "+rule) || !strings.Contains(out, "  INCOMPLETE "+rule) ||
 		!strings.Contains(out, "INCOMPLETE: 1 plan rule never fired, so the run did not test its fault; artifacts in "+a) {
 		t.Fatalf("exit %d, %v; want 2 naming the rule:\n%s", code, err, out)
