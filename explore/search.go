@@ -172,6 +172,10 @@ type Found struct {
 	Packets         int `json:"packets"`
 	OriginalPackets int `json:"original_packets"`
 	ShrinkRuns      int `json:"shrink_runs"`
+	// ShrinkOff says shrinking was off (Config.ShrinkRuns negative,
+	// --shrink-runs 0): the case is as found, and "shrunk in 0 runs"
+	// would say otherwise.
+	ShrinkOff bool `json:"-"`
 	// Reruns and Refailed count the reruns of the case as found before
 	// shrinking (real time only: stableReruns) and those that failed
 	// again with the rule.

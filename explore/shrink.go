@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/homatest/homatest/internal/plural"
 )
 
 // measure orders failing cases by size: packets the tester hosts gave the
@@ -101,6 +103,7 @@ func (k *shrinker) search(f *Found) error {
 		}
 	}
 	f.ShrinkRuns = k.runs
+	f.ShrinkOff = k.max <= 0
 	f.Unstable = f.Refailed < f.Reruns
 	return nil
 }
@@ -136,12 +139,15 @@ func (k *shrinker) rerun(c *Case) (runs, failed int, err error) {
 
 // ShrinkText says what shrinking made of f's case: from how many tester
 // packets to how many in how many runs, or that a case that never failed
-// again was not shrunk.
+// again, or one with shrinking off, was not shrunk.
 func (f *Found) ShrinkText() string {
-	if f.Reruns > 0 && f.Refailed == 0 {
-		return fmt.Sprintf("%d tester packets, not shrunk (%d runs)", f.Packets, f.ShrinkRuns)
+	if f.ShrinkOff {
+		return fmt.Sprintf("%d tester packets, not shrunk (--shrink-runs 0)", f.Packets)
 	}
-	return fmt.Sprintf("shrunk from %d to %d tester packets in %d runs", f.OriginalPackets, f.Packets, f.ShrinkRuns)
+	if f.Reruns > 0 && f.Refailed == 0 {
+		return fmt.Sprintf("%d tester packets, not shrunk (%s)", f.Packets, plural.Of(f.ShrinkRuns, "run", "runs"))
+	}
+	return fmt.Sprintf("shrunk from %d to %d tester packets in %s", f.OriginalPackets, f.Packets, plural.Of(f.ShrinkRuns, "run", "runs"))
 }
 
 // UnstableWhy says why f is unstable ("" when it is not): how often its

@@ -70,3 +70,37 @@ func TestShrinkUnstable(t *testing.T) {
 		}
 	}
 }
+
+// TestShrinkOffText: with shrinking off (--shrink-runs 0) the case is
+// reported not shrunk, and one run is "1 run". Before, it read "shrunk
+// from 6 to 29 tester packets in 0 runs" (namespaces) or "shrunk from 6
+// to 6 … in 0 runs" (sim), and one run "1 runs".
+func TestShrinkOffText(t *testing.T) {
+	rule := "HOMA-GRANT-013"
+	c := &Case{RPCs: []RPC{{Host: 0, Request: 100000, Response: 100}}}
+	for _, virtual := range []bool{false, true} {
+		s := &session{ctx: context.Background(), info: worldInfo{virtual: virtual}, res: &Result{}}
+		out := &outcome{fail: &Failure{Rule: rule}, sent: 6}
+		played := 0
+		k := &shrinker{s: s, rule: rule, best: c, out: out, m: measureOf(c, out), max: -1,
+			play: func(*Case) (*outcome, error) { played++; return out, nil }}
+		f := &Found{Failure: *out.fail, Original: c, OriginalPackets: 6, Packets: 29}
+		if err := k.search(f); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := f.ShrinkText(), "29 tester packets, not shrunk (--shrink-runs 0)"; got != want || played != 0 {
+			t.Errorf("virtual %v: %q after %d runs, want %q after none", virtual, got, played, want)
+		}
+	}
+	for _, c := range []struct {
+		f    Found
+		want string
+	}{
+		{Found{OriginalPackets: 6, Packets: 4, ShrinkRuns: 1}, "shrunk from 6 to 4 tester packets in 1 run"},
+		{Found{Packets: 6, ShrinkRuns: 1, Reruns: 1}, "6 tester packets, not shrunk (1 run)"},
+	} {
+		if got := c.f.ShrinkText(); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+}

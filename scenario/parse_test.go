@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,5 +211,32 @@ func TestManifestRelativeToFile(t *testing.T) {
 	m, err := s.Manifest("/unused")
 	if err != nil || m.Name != "mine" {
 		t.Errorf("manifest %+v, %v", m, err)
+	}
+}
+
+// TestPlanRPCPastList: a plan rule for an RPC ordinal past an explicit
+// rpcs list is refused on one line naming the rule and how many RPCs the
+// list has; one within it passes. Before, RPC 9 of 3 passed validate and
+// the rule never fired.
+func TestPlanRPCPastList(t *testing.T) {
+	doc := func(rpc int) []byte {
+		return fmt.Appendf(nil, `workload:
+  rpcs:
+    - {at: 0ms, client: 1, server: 2, request: 1000, response: 100}
+    - {at: 1ms, client: 1, server: 2, request: 1000, response: 100}
+    - {at: 2ms, client: 1, server: 2, request: 1000, response: 100}
+plan:
+  rules:
+    - {name: first grant, match: {type: GRANT, rpc: 1}, action: drop}
+    - {name: late, match: {type: DATA, rpc: %d}, action: drop}
+`, rpc)
+	}
+	_, err := Parse(doc(9))
+	want := `line 9: plan.rules[1].match.rpc: rule 1 ("late") matches RPC 9, but workload.rpcs lists 3 RPCs, so it would never fire: give an RPC ordinal 1..3`
+	if err == nil || err.Error() != want || strings.Contains(err.Error(), "\n") {
+		t.Errorf("RPC 9 of 3: %v, want %s", err, want)
+	}
+	if _, err := Parse(doc(3)); err != nil {
+		t.Errorf("RPC 3 of 3: %v", err)
 	}
 }

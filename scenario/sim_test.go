@@ -246,16 +246,17 @@ func TestSimInterruptedDuringCheck(t *testing.T) {
 }
 
 // TestSimPlanRuleNeverFired: a plan rule that matches no packet of the
-// workload (the GRANT of an RPC 9 that never exists) is counted with 0
-// hits and makes the run incomplete, naming the rule in the summary's
-// Incomplete (JSON) and its text (it used to be a warning under PASS);
-// the rules that fired are not named.
+// workload (a 9th GRANT of RPC 3, which gets far fewer; an RPC 9 of the
+// 3-RPC list Validate refuses) is counted with 0 hits and makes the run
+// incomplete, naming the rule in the summary's Incomplete (JSON) and its
+// text (it used to be a warning under PASS); the rules that fired are not
+// named.
 func TestSimPlanRuleNeverFired(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("testdata", "two-hosts-drops.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	y := strings.Replace(string(b), "check:", "    - name: GRANT of RPC 9\n      match: {type: GRANT, rpc: 9}\n      action: drop\ncheck:", 1)
+	y := strings.Replace(string(b), "check:", "    - name: 9th GRANT of RPC 3\n      match: {type: GRANT, rpc: 3, nth: 9}\n      action: drop\ncheck:", 1)
 	s, err := Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
@@ -265,10 +266,10 @@ func TestSimPlanRuleNeverFired(t *testing.T) {
 	if len(sum.PlanHits) != 3 || sum.PlanHits[2].Hits != 0 || sum.PlanHits[0].Hits != 1 {
 		t.Fatalf("plan hits %+v, want 1, 1, 0", sum.PlanHits)
 	}
-	if sum.Verdict != VerdictIncomplete || sum.Failed != 0 || len(sum.Incomplete) != 1 || !strings.HasPrefix(sum.Incomplete[0], `plan rule 2 "GRANT of RPC 9" never fired`) {
+	if sum.Verdict != VerdictIncomplete || sum.Failed != 0 || len(sum.Incomplete) != 1 || !strings.HasPrefix(sum.Incomplete[0], `plan rule 2 "9th GRANT of RPC 3" never fired`) {
 		t.Errorf("verdict %q, failed %d, incomplete %q; want incomplete, 0, one line for rule 2", sum.Verdict, sum.Failed, sum.Incomplete)
 	}
-	if !strings.Contains(text, `INCOMPLETE plan rule 2 "GRANT of RPC 9" never fired`) || !strings.Contains(text, "\nINCOMPLETE: 1 plan rule never fired") {
+	if !strings.Contains(text, `INCOMPLETE plan rule 2 "9th GRANT of RPC 3" never fired`) || !strings.Contains(text, "\nINCOMPLETE: 1 plan rule never fired") {
 		t.Errorf("the summary text lacks the rule or the verdict:\n%s", text)
 	}
 }

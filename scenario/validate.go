@@ -12,6 +12,7 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/spec"
 )
@@ -34,8 +35,32 @@ func (s *Scenario) Validate() error {
 		if err := s.Plan.Validate(); err != nil {
 			return fmt.Errorf("plan: %v", err)
 		}
+		if err := s.validatePlanRPCs(); err != nil {
+			return err
+		}
 		if s.Link.Backend == BackendTC {
 			return s.validateTCPlan(netem.KernelFeatures{NFTLoss: true})
+		}
+	}
+	return nil
+}
+
+// validatePlanRPCs refuses a plan rule matching an RPC ordinal past an
+// explicit rpcs list: the switch numbers the RPCs it sees from 1, and the
+// list issues len(rpcs) of them, so RPC 9 of 3 never runs and the rule
+// never fires (the run came out INCOMPLETE for a typo validate passed).
+func (s *Scenario) validatePlanRPCs() error {
+	n := len(s.Workload.RPCs)
+	if n == 0 {
+		return nil
+	}
+	for i, r := range s.Plan.Rules {
+		if r.Match.RPC > n {
+			name := ""
+			if r.Name != "" {
+				name = fmt.Sprintf(" (%q)", r.Name)
+			}
+			return s.errf(fmt.Sprintf("plan.rules[%d].match.rpc", i), "rule %d%s matches RPC %d, but workload.rpcs lists %s, so it would never fire: give an RPC ordinal 1..%d", i, name, r.Match.RPC, plural.Of(n, "RPC", "RPCs"), n)
 		}
 	}
 	return nil

@@ -230,7 +230,7 @@ transports' tables after a line saying it was interrupted).`,
 	f.StringVar(&o.env, "env", "auto", "where the hosts run: ns (network namespaces, real time, root), sim (the simulator, virtual time) or auto (ns as root, else sim)")
 	f.StringVar(&o.impl, "impl", "ref", implUsage+" (the homa transport)")
 	f.StringVar(&o.workload, "workload", "w4", "request sizes: w1..w5 (the Homa papers' workloads) or a fixed size in bytes")
-	f.Float64Var(&o.load, "load", 0.5, "offered load, a fraction (0, 1] of the server's link rate")
+	f.Float64Var(&o.load, "load", 0.5, "offered load, a fraction 0.001..1 of the server's link rate")
 	f.StringVar(&o.rate, "rate", "50mbit", `link rate of every switch port ("1gbit", "100mbit", bit/s)`)
 	f.IntVar(&o.hosts, "hosts", 4, "hosts: the last one serves, the others call it (2..16; with --env sim 2..144)")
 	f.DurationVar(&o.duration, "duration", 0, "how long the loaded run issues RPCs, per transport (default 10s; with --env sim 500ms of simulated time)")
@@ -259,9 +259,12 @@ func (o *benchOpts) check() error {
 	if o.rateBps == 0 {
 		return fmt.Errorf("--rate %q: the load is a fraction of the link rate: give a rate above 0 (e.g. 100mbit)", o.rate)
 	}
+	if o.rateBps > benchMaxRate {
+		return fmt.Errorf("--rate %q: want at most 2^40 bit/s (1099gbit), the most the agents take as link_bps", o.rate)
+	}
 	switch {
-	case !(o.load > 0 && o.load <= 1):
-		return fmt.Errorf("--load %v: want a fraction in (0, 1], e.g. 0.8", o.load)
+	case !(o.load >= benchMinLoad && o.load <= 1):
+		return fmt.Errorf("--load %v: want a fraction in [%v, 1], e.g. 0.8 (below %v the bench measures an unloaded network, as --unloaded does)", o.load, benchMinLoad, benchMinLoad)
 	case o.hosts < 2 || o.hosts > maxHosts(o.env):
 		return fmt.Errorf("--hosts %d: want 2..%d (one server, the others clients)", o.hosts, maxHosts(o.env))
 	case o.duration <= 0:
@@ -317,35 +320,61 @@ func (o *benchOpts) check() error {
 	return err
 }
 
+// benchMinLoad and benchMaxRate bound --load and --rate: below a load of
+// 0.001 the bench measures an unloaded network (--unloaded measures that
+// already), and a load of 1e-300 made a gap between messages past any
+// duration (printed negative); the agents refuse a link_bps above 2^40.
+const (
+	benchMinLoad = 0.001
+	benchMaxRate = 1 << 40
+)
+
 // checkIssues refuses a --rate and --duration in which the workload's
 // Poisson arrivals (workload.Poisson: --load of the link over the
 // workload's mean message size on the wire) would not issue one message
 // on average: such a bench measured nothing, after building its hosts and
 // measuring the unloaded latency (--rate 1kbit --duration 10ms ran 47 s
-// before failing).
+// before failing). It suggests the shortest duration and the lowest rate
+// that would, rounded up (a gap of 49.6ns suggested 49ns, which still
+// issued none), within --rate's 2^40 maximum, or says no rate would.
 func (o *benchOpts) checkIssues() error {
 	a, err := workload.Poisson(o.load, float64(o.rateBps), o.dist, workload.HomaDataOverhead{})
 	if err != nil || a.Rate*o.duration.Seconds() >= 1 {
 		return nil
 	}
-	gap := time.Duration(float64(time.Second) / a.Rate)
-	return fmt.Errorf("--rate %s and --duration %v: at --load %v the workload %s (%.0f bytes a message on the wire, on average) issues one message every %v, so none in %v: give --duration %v or more, or --rate %s or more",
-		o.rate, o.duration, o.load, o.dist.Name(), o.dist.MeanWireBytes(workload.HomaDataOverhead{}), roundUp(gap), o.duration, roundUp(gap),
-		rateUp(float64(o.rateBps)/(a.Rate*o.duration.Seconds())))
+	// The gap in whole ns, rounded up. Load (benchMinLoad) and rate (1
+	// bit/s at least) are bounded, so it fits a Duration (a 1,000,000-byte
+	// workload at 0.001 of 1 bit/s: 8.4e18 ns); past half of one, it is
+	// not suggested.
+	ns := math.Ceil(1e9 / a.Rate)
+	every, dur := "", ""
+	if ns <= math.MaxInt64/2 {
+		gap := roundUp(time.Duration(ns))
+		every, dur = fmt.Sprintf(" every %v", gap), fmt.Sprintf("--duration %v or more", gap)
+	} else {
+		every, dur = " less than once in 146 years", "a higher --load or --rate, or smaller --workload messages"
+	}
+	rate := fmt.Sprintf(" (no --rate up to 2^40 bit/s issues one in %v)", o.duration)
+	if need := float64(o.rateBps) / (a.Rate * o.duration.Seconds()); need <= benchMaxRate {
+		rate = ", or --rate " + rateUp(need, benchMaxRate) + " or more"
+	}
+	return fmt.Errorf("--rate %s and --duration %v: at --load %v the workload %s (%.0f bytes a message on the wire, on average) issues one message%s, so none in %v: give %s%s",
+		o.rate, o.duration, o.load, o.dist.Name(), o.dist.MeanWireBytes(workload.HomaDataOverhead{}), every, o.duration, dur, rate)
 }
 
-// rateUp writes bps rounded up to a whole number of kbit, mbit or gbit
-// per second, as --rate takes it.
-func rateUp(bps float64) string {
+// rateUp writes bps rounded up to a whole number of gbit, mbit or kbit
+// per second, as --rate takes it, in the coarsest unit whose rounding
+// stays within max (bit, when none does).
+func rateUp(bps, max float64) string {
 	for _, u := range []struct {
 		name string
 		bps  float64
-	}{{"gbit", 1e9}, {"mbit", 1e6}} {
-		if bps >= u.bps {
-			return fmt.Sprintf("%.0f%s", math.Ceil(bps/u.bps), u.name)
+	}{{"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1}} {
+		if v := math.Ceil(bps / u.bps); (bps >= u.bps || u.bps <= 1e3) && v*u.bps <= max {
+			return fmt.Sprintf("%.0f%s", v, u.name)
 		}
 	}
-	return fmt.Sprintf("%.0fkbit", math.Ceil(bps/1e3))
+	return fmt.Sprintf("%.0fbit", math.Ceil(bps))
 }
 
 // roundUp rounds d up to two significant digits, for a bound to suggest.

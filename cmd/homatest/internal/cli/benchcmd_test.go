@@ -279,3 +279,36 @@ func TestNotKeptUpExit(t *testing.T) {
 		t.Errorf("nothing saturated: %v", err)
 	}
 }
+
+// TestBenchIssuesSuggestion: bench's refusal of a rate and duration that
+// issue no message suggests a duration rounded up (not truncated), a rate
+// within the 2^40 maximum or says none would do, and an absurd --load is
+// refused with the valid range. Before, --load 1e-300 printed a negative
+// duration and a 300-digit rate, w5 at 1kbit in 1ns suggested
+// "6674420gbit", and a 49.6ns gap suggested the 49ns given.
+func TestBenchIssuesSuggestion(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--load", "1e-300"}, "--load 1e-300: want a fraction in [0.001, 1], e.g. 0.8"},
+		{[]string{"--rate", "2000gbit"}, `--rate "2000gbit": want at most 2^40 bit/s (1099gbit)`},
+		{[]string{"--workload", "w1", "--rate", "100gbit", "--duration", "49ns"}, "issues one message every 50ns, so none in 49ns: give --duration 50ns or more, or --rate 102gbit or more"},
+		{[]string{"--workload", "w5", "--rate", "1kbit", "--duration", "1ns"}, "give --duration 1h51m40s or more (no --rate up to 2^40 bit/s issues one in 1ns)"},
+		{[]string{"--workload", "1000000", "--rate", "1bit", "--load", "0.001", "--duration", "1ns"}, "issues one message less than once in 146 years, so none in 1ns: give a higher --load or --rate, or smaller --workload messages (no --rate"},
+	} {
+		out, err, code := run(t, append([]string{"bench", "--env", "sim"}, c.args...)...)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "every -") {
+			t.Errorf("bench %v: exit %d, err %v (want 2 and a one-line error with %q)\n%s", c.args, code, err, c.want, out)
+		}
+	}
+	// Near the maximum, the coarsest unit whose rounding stays within it.
+	for _, c := range []struct {
+		bps  float64
+		want string
+	}{{1.0995e12, "1099500mbit"}, {1.0995116e12, "1099511600kbit"}, {benchMaxRate, "1099511627776bit"}, {101.2e9, "102gbit"}, {500, "1kbit"}} {
+		if got := rateUp(c.bps, benchMaxRate); got != c.want {
+			t.Errorf("rateUp(%v): %s, want %s", c.bps, got, c.want)
+		}
+	}
+}

@@ -47,8 +47,10 @@ check and the summary; not versions.json) and prints "files: byte-identical"
 or the files that differ.
 
 Exit codes: 0 same drops (and files) and a clean run; 1 the drops or files
-differ, or failed RPCs or violations; 2 a folder without a finished run, or
-an environment error; 130 interrupted (the new folder is kept, marked by its
+differ, or failed RPCs or violations; 2 a folder without a finished run,
+a replay INCOMPLETE as scenario run says (nothing failed, but a plan rule
+never fired, the offered load was not carried, or the capture lost frames
+a finding may rest on), or an environment error; 130 interrupted (the new folder is kept, marked by its
 file "interrupted").`,
 		Example: `  homatest scenario run scenario/testdata/two-hosts-drops.yaml --artifacts runs/a
   homatest replay runs/a                      # new folder runs/a-replay-<time>

@@ -45,7 +45,7 @@ func (o *scenarioOpts) flags(cmd *cobra.Command, seed, page bool) {
 		outputVar(f, &o.output, "the summary", "text", "json")
 	}
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on standard error")
-	f.BoolVar(&o.force, "force", false, "write into an --artifacts folder that holds files already, replacing those of the names the run writes (others are kept)")
+	f.BoolVar(&o.force, "force", false, "write into an --artifacts folder that holds files already, replacing those of the names the run writes (others are kept; an earlier run's interrupted marker, drops.json, summary.json, check.json and report.html are removed first)")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too (check.level should); by default they are warnings")
 	if seed {
 		f.Uint64Var(&o.seed, "seed", 0, "seed for every random choice, instead of the file's (0: the file's)")
@@ -72,6 +72,28 @@ func (o *scenarioOpts) checkFolder() error {
 	return nil
 }
 
+// earlierRunFiles are the files of a run folder its readers trust: the
+// interrupted marker (kept, a finished run read as interrupted), and the
+// files replay and a reader take as a finished run's (kept when the new
+// run stops early, an earlier run's would read as the new one's).
+var earlierRunFiles = []string{scenario.InterruptedFile, "drops.json", "summary.json", "check.json", reportFile}
+
+// clearEarlierRun removes earlierRunFiles from dir (--force), so that the
+// folder holds nothing of an earlier run a reader trusts: before, an
+// interrupted run's marker outlived the finished run written over it,
+// and replay refused the folder.
+func clearEarlierRun(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	for _, name := range earlierRunFiles {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("--force: removing the earlier run's %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // run runs s with the flags' options; progress goes to stderr.
 func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.Result, error) {
 	// No harness.HandleSignals: Main's context ends on SIGINT and SIGTERM,
@@ -84,6 +106,11 @@ func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.
 	if !o.quiet {
 		errw := cmd.ErrOrStderr()
 		opts.Log = func(line string) { fmt.Fprintln(errw, "homatest:", line) }
+	}
+	if o.force {
+		if err := clearEarlierRun(o.artifacts); err != nil {
+			return nil, usageErr(err)
+		}
 	}
 	res, err := scenario.Run(ctx, s, opts)
 	if errors.Is(err, scenario.ErrInterrupted) {

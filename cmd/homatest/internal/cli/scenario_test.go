@@ -17,6 +17,7 @@ import (
 
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/scenario"
 )
 
 const exampleDir = "../../../../scenario/testdata"
@@ -478,10 +479,10 @@ func TestScenarioHelpDurationAndCount(t *testing.T) {
 }
 
 // TestScenarioSimRuleNeverFired: a scenario whose plan rule never fires
-// (the GRANT of an RPC 9 the two-host example never makes) did not test
-// its fault: scenario run exits 2 (it exited 0, PASS), says INCOMPLETE
-// with the rule in its text, its error line and -o json, and keeps the
-// folder.
+// (a 9th GRANT of the two-host example's RPC 3, which gets far fewer) did
+// not test its fault: scenario run exits 2 (it exited 0, PASS), says
+// INCOMPLETE with the rule in its text, its error line and -o json, and
+// keeps the folder.
 func TestScenarioSimRuleNeverFired(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(exampleDir, "two-hosts-drops.yaml"))
 	if err != nil {
@@ -489,12 +490,12 @@ func TestScenarioSimRuleNeverFired(t *testing.T) {
 	}
 	dir := t.TempDir()
 	y := filepath.Join(dir, "nf.yaml")
-	if err := os.WriteFile(y, []byte(strings.Replace(string(b), "check:", "    - name: GRANT of RPC 9\n      match: {type: GRANT, rpc: 9}\n      action: drop\ncheck:", 1)), 0o644); err != nil {
+	if err := os.WriteFile(y, []byte(strings.Replace(string(b), "check:", "    - name: 9th GRANT of RPC 3\n      match: {type: GRANT, rpc: 3, nth: 9}\n      action: drop\ncheck:", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	a := filepath.Join(dir, "a")
 	out, err, code := run(t, "scenario", "run", "--env", "sim", y, "--artifacts", a, "-q")
-	rule := `plan rule 2 "GRANT of RPC 9" never fired`
+	rule := `plan rule 2 "9th GRANT of RPC 3" never fired`
 	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "INCOMPLETE: "+rule) || !strings.Contains(out, "  INCOMPLETE "+rule) ||
 		!strings.Contains(out, "INCOMPLETE: 1 plan rule never fired, so the run did not test its fault; artifacts in "+a) {
 		t.Fatalf("exit %d, %v; want 2 naming the rule:\n%s", code, err, out)
@@ -544,5 +545,44 @@ func TestScenarioRunExistingFolder(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(a, "summary.json")); string(got) == "an earlier run's\n" {
 		t.Errorf("--force: summary.json not replaced")
+	}
+}
+
+// TestScenarioRunForceOverInterrupted: --force over the folder of an
+// interrupted run leaves no marker of it, so the finished run written
+// there replays. Before, the stale "interrupted" outlived the new run
+// (exit 0) and LoadRun (replay) said the folder "holds a run that was
+// interrupted".
+func TestScenarioRunForceOverInterrupted(t *testing.T) {
+	a := filepath.Join(t.TempDir(), "a")
+	if err := os.Mkdir(a, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, a, scenario.InterruptedFile, "interrupted by an earlier run\n")
+	writeFile(t, a, "report.html", "an earlier run's page\n")
+	sc := filepath.Join(exampleDir, "two-hosts-drops.yaml")
+	if _, err, code := run(t, "scenario", "run", "--env", "sim", sc, "--artifacts", a, "-q", "--force"); code != ExitOK {
+		t.Fatalf("--force: exit %d, %v", code, err)
+	}
+	if _, err := os.Stat(filepath.Join(a, scenario.InterruptedFile)); err == nil {
+		t.Errorf("--force kept the earlier run's %s", scenario.InterruptedFile)
+	}
+	if got, _ := os.ReadFile(filepath.Join(a, "report.html")); string(got) == "an earlier run's page\n" {
+		t.Errorf("--force kept the earlier run's report.html")
+	}
+	if _, _, err := scenario.LoadRun(a); err != nil {
+		t.Errorf("LoadRun of the finished run: %v", err)
+	}
+}
+
+// TestReplayHelpIncomplete: replay's --help lists exit 2 for a replay
+// that is INCOMPLETE (verdictErr gives it, as scenario run's does). Before,
+// its exit codes named for 2 only a folder without a finished run and an
+// environment error.
+func TestReplayHelpIncomplete(t *testing.T) {
+	out, _, _ := run(t, "replay", "--help")
+	help := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(help, "2 a folder without a finished run, a replay INCOMPLETE") {
+		t.Errorf("replay --help does not list exit 2 for an INCOMPLETE replay:\n%s", out)
 	}
 }
