@@ -1369,9 +1369,16 @@ func (r *run) grantPass(h *host) {
 			ceiling = min(ceiling, m.prio)
 			continue
 		case GrantOne:
-			target = m.granted + 1
+			// From what arrived when the sender went past the last
+			// GRANT (it sends whole packets): a GRANT below the bytes
+			// received raises no horizon, and with nothing more on its
+			// way no DATA would come to grant again (a 10 Mbit/s
+			// session's "one-byte" after a packet past offset 1425
+			// granted 1426 and left the call stuck: APP-STUCK charged
+			// to the IUT).
+			target = max(m.granted, m.received) + 1
 		case GrantPacket:
-			target = min(target, m.granted+r.seg)
+			target = min(target, max(m.granted, m.received)+r.seg)
 		case GrantLength:
 			target = m.length
 		}
