@@ -98,7 +98,8 @@ func (p *Peer) missing(m Match, within time.Duration) error {
 			break
 		}
 	}
-	msg := fmt.Sprintf("no %s within %v", m, within)
+	// "no packet from ...", not "no any packet from ...".
+	msg := fmt.Sprintf("no %s within %v", strings.Replace(m.String(), "any packet", "packet", 1), within)
 	if len(cands) > 0 {
 		msg += "; candidates: " + strings.Join(cands, "; ")
 	}

@@ -100,6 +100,16 @@ func TestExpectReportsCandidates(t *testing.T) {
 	}
 }
 
+// TestExpectAnyTypeWording: a match of any type that times out says "no
+// packet from …" (a trial read "no any packet from 198.18.0.1 …").
+func TestExpectAnyTypeWording(t *testing.T) {
+	p, _ := setup(t)
+	_, err := p.Expect(context.Background(), Match{RPC: 300}, time.Millisecond)
+	if err == nil || !strings.HasPrefix(err.Error(), "no packet for RPC 300 within 1ms") {
+		t.Errorf("error %v, want it to begin \"no packet for RPC 300 within 1ms\"", err)
+	}
+}
+
 func TestExpectNone(t *testing.T) {
 	p, params := setup(t)
 	ctx := context.Background()
